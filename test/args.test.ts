@@ -11,7 +11,7 @@ import { readArgs } from "../src/cli/args";
 import { bytesOf, parseBuildArgs, positiveInt } from "../src/cli/snapshot-build";
 import { parseUpdateArgs } from "../src/cli/snapshot-update";
 import { parseFollowArgs } from "../src/cli/snapshot-follow";
-import { ArgumentError } from "../src/cli/main";
+import { ArgumentError, type mainOf } from "../src/cli/main";
 import { EN_2016, ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
@@ -426,6 +426,36 @@ describe("tome <command>: the settings read by the command alone, as bun run <co
     expect([help.code, help.stderr]).toEqual([0, ""]);
     expect(help.stdout).toContain("Usage: ");
     expect(help.stdout).toContain("Environment:");
+  });
+
+  test("--help of each command that reads options is answered whatever the settings say, as start's is (TOME_ZSTD=lz4 exited 2 for snapshot:build --help)", async () => {
+    const env = { TOME_ZSTD: "lz4", TOME_DATA: tempDir("tome-args-") };
+    const commands = [
+      ["snapshot-build.ts"],
+      ["snapshot-update.ts"],
+      ["snapshot-follow.ts"],
+      ["snapshot-export.ts"],
+      ["leaks.ts"],
+      ["compile.ts"],
+      ["keys.ts", "list"],
+    ];
+    for (const [file, ...args] of commands) {
+      const help = await runToExit(["bun", join(ROOT, "src/cli", file!), ...args, "--help"], env);
+      expect({ file, code: help.code, stderr: help.stderr }).toEqual({ file, code: 0, stderr: "" });
+      expect(help.stdout).toContain("Usage: ");
+    }
+    // Past --help, the settings are still read before the work: refused, exit 2.
+    const build = await runToExit(["bun", join(ROOT, "src/cli/snapshot-build.ts"), "--dump", EN_2016], env);
+    expect([build.code, build.stderr]).toEqual([
+      2,
+      'snapshot:build: TOME_ZSTD must be "system" or "node" (the default is "system"), not "lz4".\n',
+    ]);
+  });
+
+  test("mainOf takes no option it would ignore (lowered, usesLayers: mainAfterOptions' alone)", () => {
+    // @ts-expect-error: mainOf reads no options, so it neither lowers the process nor skips the layers (typecheck).
+    const ignored: NonNullable<Parameters<typeof mainOf>[2]> = { lowered: true };
+    expect(Object.keys(ignored)).toEqual(["lowered"]);
   });
 });
 

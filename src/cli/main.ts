@@ -104,8 +104,12 @@ export interface MainOptions {
   fixedFolder?: string;
   /** Where the settings come from and the errors go (default: the process's own). */
   io?: CommandIo;
+}
+
+/** What mainAfterOptions alone does with a command (mainOf, which reads no options, has none of it). */
+interface AfterOptions extends MainOptions {
   /**
-   * A build (snapshot:build, update, follow; mainAfterOptions): once its options are read, the process lowers itself by
+   * A build (snapshot:build, update, follow): once its options are read, the process lowers itself by
    * TOME_BUILD_NICE, below a server beside it, before its parsing workers and decompressors start at its nice (D189).
    */
   lowered?: boolean;
@@ -150,7 +154,8 @@ function lookedFrom(err: unknown): string {
 export async function mainOf(name: string, run: (config: Config) => unknown, options: MainOptions = {}): Promise<void> {
   await settled(
     name,
-    async (config) => {
+    async (settings) => {
+      const config = settings();
       await applyConfig(config);
       await run(config);
     },
@@ -159,23 +164,26 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
 }
 
 /**
- * A command that reads its options with its settings at hand, their mistakes said as its others are (mainOf): `read`
- * reads them, "help" for -h/--help (readOptions), then `help` is printed, or the settings are applied and `run` runs
- * on the options. Read before applyConfig, which loads a layer to tell it a setting other than its default (TOME_ZSTD,
- * TOME_DEBUG_MEM, TOME_BUILD_WORKERS): --help and a mistaken option load no engine, whatever the environment says.
+ * A command that reads its options before its settings, their mistakes said as its others are (mainOf): `read`
+ * reads them, "help" for -h/--help (readOptions), then `help` is printed, or the settings are read and applied and `run`
+ * runs on the options. Read before readConfig, so that --help is answered whatever the settings say (TOME_ZSTD=lz4, as
+ * start's --help is), and before applyConfig, which loads a layer to tell it a setting other than its default
+ * (TOME_ZSTD, TOME_DEBUG_MEM, TOME_BUILD_WORKERS): --help and a mistaken option load no engine. `read` that needs a
+ * setting (export's TOME_SNAPSHOT) calls `settings` once it has answered --help.
  */
 export async function mainAfterOptions<A>(
   name: string,
-  read: (config: Config) => A | "help" | Promise<A | "help">,
+  read: (settings: () => Config) => A | "help" | Promise<A | "help">,
   help: string,
   run: (args: A, config: Config) => unknown,
-  options: MainOptions = {},
+  options: AfterOptions = {},
 ): Promise<void> {
   await settled(
     name,
-    async (config) => {
-      const args = await read(config);
+    async (settings) => {
+      const args = await read(settings);
       if (args === "help") return void (options.io ?? PROCESS_IO).out(help);
+      const config = settings();
       if (options.usesLayers !== false) await applyConfig(config);
       if (options.lowered) lowerThisProcess(config.buildNice);
       await run(args, config);
@@ -184,11 +192,15 @@ export async function mainAfterOptions<A>(
   );
 }
 
-/** `run` with the settings read (config.ts), the errors a user can fix turned into one line and an exit code. */
-async function settled(name: string, run: (config: Config) => unknown, options: MainOptions): Promise<void> {
+/**
+ * `run` with the settings to read (config.ts) when it asks for them, once, the errors a user can fix (the settings'
+ * among them) turned into one line and an exit code.
+ */
+async function settled(name: string, run: (settings: () => Config) => unknown, options: MainOptions): Promise<void> {
   const io = options.io ?? PROCESS_IO;
+  let config: Config | undefined;
   try {
-    await run(readConfig(io.env));
+    await run(() => (config ??= readConfig(io.env)));
   } catch (err) {
     if (readRefused(err)) {
       const { path, message } = err as NodeJS.ErrnoException;

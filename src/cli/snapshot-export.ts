@@ -34,7 +34,7 @@ Options:
 A progress bar shows on a terminal (stderr). Memory stays flat: one page at a time.
 `;
 
-async function parseExportArgs(args: string[], pinned: string | undefined): Promise<ExportArgs | "help"> {
+async function parseExportArgs(args: string[], pinned: () => string | undefined): Promise<ExportArgs | "help"> {
   const { values } = readArgs(args, {
     snapshot: { type: "string" },
     out: { type: "string" },
@@ -42,7 +42,7 @@ async function parseExportArgs(args: string[], pinned: string | undefined): Prom
   });
   if (values.help) return "help";
   // Loaded once the options are read: --help and an unknown option load no snapshot layer and no server.
-  const snapshot = values.snapshot ?? (await import("./snapshots")).snapshotToRead(pinned);
+  const snapshot = values.snapshot ?? (await import("./snapshots")).snapshotToRead(pinned());
   if (!snapshot)
     throw new ArgumentError(
       `no snapshot in ${SNAPSHOT_DIR}/ and no TOME_SNAPSHOT: give --snapshot FILE, or run ${commandLine("start")} once (it keeps the sample it serves there).`,
@@ -66,7 +66,7 @@ async function parseExportArgs(args: string[], pinned: string | undefined): Prom
 export async function main(argv: string[]): Promise<void> {
   await mainAfterOptions(
     "snapshot:export",
-    (config) => parseExportArgs(argv, config.snapshot),
+    (settings) => parseExportArgs(argv, () => settings().snapshot),
     HELP,
     async (args) => {
       // Loaded once the arguments are read, and timed from after it.
