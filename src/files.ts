@@ -243,6 +243,27 @@ export function clearStaleScratch(dir: string, failed?: (name: string, err: Erro
   return removed;
 }
 
+/**
+ * Removes from `dir` what builds, updates and followers killed outright left there, their process gone
+ * (clearStaleScratch: scratch folders, half-written snapshots, locks), and says which to `log`: at the start of a build
+ * or update into `dir` (claimOutput), and of a server on snapshots/ (D196).
+ */
+export function clearLeftovers(dir: string, log: (line: string) => void): void {
+  const kept: string[] = [];
+  const stale = clearStaleScratch(dir, (name, err) =>
+    kept.push(`${printableName(name)} (${printableName(err.message)})`),
+  );
+  if (stale.length)
+    log(
+      `removed ${stale.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
+    );
+  // A server's snapshots/ mounted read-only, say: it serves all the same, and says what is left for whom.
+  if (kept.length)
+    log(
+      `could not remove ${kept.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${kept.join(", ")}. Remove them where the folder is writable`,
+    );
+}
+
 /** The names in `dir`, none if it cannot be read. */
 function namesIn(dir: string): string[] {
   try {

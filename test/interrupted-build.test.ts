@@ -3,8 +3,15 @@ import type { Subprocess } from "bun";
 import * as fs from "node:fs";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claimOutput, clearLeftovers } from "../src/cli/snapshot-build";
-import { clearStaleScratch, makeScratch, removeScratch, STOPPED_EXIT_CODE, takeLock } from "../src/files";
+import { claimOutput } from "../src/cli/snapshot-build";
+import {
+  clearLeftovers,
+  clearStaleScratch,
+  makeScratch,
+  removeScratch,
+  STOPPED_EXIT_CODE,
+  takeLock,
+} from "../src/files";
 import { EN_2006, EN_2016, exportXml, snapshotFor, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);

@@ -18,6 +18,7 @@ import {
   NEEDS,
   readKeyFile,
   revokeKey,
+  shownPrefix,
   updateKeyFile,
   type KeyStoreState,
 } from "../src/access";
@@ -305,6 +306,10 @@ describe("keys.json damaged while the server runs", () => {
     expect(logged.slice(2)).toEqual([`${keysPath(dir)} is whole again: serving its 1 key(s).`]);
     await access.stop();
   });
+});
+
+test("a key is shown by its first characters and an ellipsis, or a dash for one made before they were kept: one rule for the key tool's list and the dashboard", () => {
+  expect([shownPrefix("wk_AbCd"), shownPrefix(undefined), shownPrefix(null)]).toEqual(["wk_AbCd…", "—", "—"]);
 });
 
 describe("the key tool", () => {

@@ -68,7 +68,7 @@ export {
 export { DataFolderTaken, dataFolderHeld, lockDataFolder } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem } from "./names";
-export { KEY_SHAPE, keyIdFrom } from "./key-text";
+export { KEY_SHAPE, keyIdFrom, shownPrefix } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT, READ_SCOPE_MESSAGE } from "./grant";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal, Withheld } from "./grant";

@@ -35,3 +35,11 @@ export function keyIdFrom(seed: string): string {
 export function newKey(): string {
   return KEY_PREFIX + randomAlphanumeric(KEY_BODY);
 }
+
+/**
+ * How a key is shown where it is listed (the key tool's list, the dashboard): its first characters and an ellipsis, or a
+ * dash for a key made before they were kept (KeyRecord.prefix).
+ */
+export function shownPrefix(prefix: string | null | undefined): string {
+  return prefix ? `${prefix}…` : "—";
+}

@@ -29,6 +29,7 @@ import {
   writeUsage,
   type PlanName,
   type Scope,
+  shownPrefix,
 } from "../access";
 import { lockHolderShown } from "../files";
 import { printableJson, printableName } from "../printable";
@@ -137,20 +138,21 @@ async function list({ values }: KeyArgs["list"], store: KeyToolStore, io: Comman
     return io.log(
       `No keys in ${printableName(store.where)}. Create one with: ${commandLine("keys")} create --name NAME`,
     );
-  const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
+  const time = (iso: string) => iso.replace("T", " ").slice(0, 19);
+  const timeOr = (iso: string | null) => (iso === null ? "never" : time(iso));
   const keyTable = [["ID", "KEY", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
     keyTable.push([
       r.id,
-      r.prefix ? `${r.prefix}…` : "—",
+      shownPrefix(r.prefix),
       r.name,
       r.account,
       r.plan,
       r.scopes.join(","),
       r.state,
-      time(r.created_at, "-"),
-      time(r.expires_at, "never"),
-      time(r.last_used_at, "never"),
+      time(r.created_at),
+      timeOr(r.expires_at),
+      timeOr(r.last_used_at),
     ]);
   }
   // Credits are the account's (api.md section 8): one line per account, not repeated on each of its keys.
@@ -354,21 +356,27 @@ async function account({ which, values }: KeyArgs["account"], store: KeyToolStor
   );
 }
 
-const COMMANDS: {
-  [C in Exclude<KeyCommand, "import" | "export">]: (
-    args: KeyArgs[C],
-    store: KeyToolStore,
-    io: CommandIo,
-  ) => Promise<void>;
-} = {
-  create,
-  list,
-  revoke,
-  plan,
-  account,
-};
-/** Commands that name both stores themselves. */
-const MOVES: { [C in "import" | "export"]: (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void> } = {
+/** A command on the key store the settings name, closed once it has run. */
+function onStore<A>(
+  run: (args: A, store: KeyToolStore, io: CommandIo) => Promise<void>,
+): (args: A, settings: Config, io: CommandIo) => Promise<void> {
+  return async (args, settings, io) => {
+    const store = keyStoreOf(settings);
+    try {
+      await run(args, store, io);
+    } finally {
+      store.close();
+    }
+  };
+}
+
+/** Each command of keys.ts (its one list, READ, names them), on its options: import and export name both stores. */
+const COMMANDS: { [C in KeyCommand]: (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void> } = {
+  create: onStore(create),
+  list: onStore(list),
+  revoke: onStore(revoke),
+  plan: onStore(plan),
+  account: onStore(account),
   import: importStore,
   export: exportStore,
 };
@@ -383,15 +391,6 @@ export async function runKeys<C extends KeyCommand>(
   config: Config,
   io: CommandIo,
 ): Promise<void> {
-  if (Object.hasOwn(MOVES, command)) {
-    const move = MOVES[command as "import"] as (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void>;
-    return move(args, config, io);
-  }
-  const run = COMMANDS[command as "create"] as (args: KeyArgs[C], store: KeyToolStore, io: CommandIo) => Promise<void>;
-  const store = keyStoreOf(config);
-  try {
-    await run(args, store, io);
-  } finally {
-    store.close();
-  }
+  const run: (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void> = COMMANDS[command];
+  await run(args, config, io);
 }

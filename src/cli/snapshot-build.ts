@@ -12,7 +12,7 @@ import { ArgumentError, mainAfterOptions } from "./main";
 import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
 import {
-  clearStaleScratch,
+  clearLeftovers,
   LOCK_FREES_ITSELF,
   lockHolderShown,
   removeAllScratch,
@@ -302,27 +302,6 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     release();
     unmake();
   };
-}
-
-/**
- * Removes from `dir` what builds, updates and followers killed outright left there, their process gone
- * (clearStaleScratch: scratch folders, half-written snapshots, locks), and says which to `log`: at the start of a build
- * or update into `dir` (claimOutput), and of a server on snapshots/ (D196).
- */
-export function clearLeftovers(dir: string, log: (line: string) => void): void {
-  const kept: string[] = [];
-  const stale = clearStaleScratch(dir, (name, err) =>
-    kept.push(`${printableName(name)} (${printableName(err.message)})`),
-  );
-  if (stale.length)
-    log(
-      `removed ${stale.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
-    );
-  // A server's snapshots/ mounted read-only, say: it serves all the same, and says what is left for whom.
-  if (kept.length)
-    log(
-      `could not remove ${kept.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${kept.join(", ")}. Remove them where the folder is writable`,
-    );
 }
 
 /** A second SIGINT or SIGTERM this soon after the first is the same Ctrl-C, passed on by npm or bun run. */

@@ -22,9 +22,9 @@ import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
 import { openContainer } from "../snapshot";
-import { buildSnapshot, clearLeftovers } from "./snapshot-build";
+import { buildSnapshot } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
-import { STOPPED_EXIT_CODE } from "../files";
+import { clearLeftovers, STOPPED_EXIT_CODE } from "../files";
 import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };

@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { said } from "../errors";
-import { damagedSections, openSnapshot, SnapshotError } from "../snapshot";
+import { damagedSections, openForWriting, openSnapshot, SnapshotError } from "../snapshot";
 import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
 import { PRUNE_FROM, READ_WHOLE } from "./options";
@@ -85,9 +85,7 @@ export function open(snapshotPath: string | URL): Engine {
   const refused = engine.guard();
   if (refused?.writing) {
     engine.close();
-    throw new SnapshotError(
-      `${snapshotPath} is open for writing (being copied?): open() it once it is whole and closed.`,
-    );
+    throw openForWriting(snapshotPath, "open() it");
   }
   return engine;
 }

@@ -282,8 +282,7 @@ export class Container {
         `${path} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it.`,
       );
     const refused = atRead ? this.leaseAnsweredAtRead(onWriter) : this.lease(onWriter);
-    if (refused?.writing)
-      throw new SnapshotError(`${path} is open for writing (being copied?): run it again once it is whole and closed.`);
+    if (refused?.writing) throw openForWriting(path, "run it again");
   }
 
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
@@ -499,4 +498,12 @@ export function openContainer(path: string): Container {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why a snapshot is not read: open for writing now (being copied?), so that no lease can be had on it (D84), and what to
+ * do (`then`: "run it again", "open() it") once it is whole. `shown`: the path as the caller shows it.
+ */
+export function openForWriting(shown: string, then: string): SnapshotError {
+  return new SnapshotError(`${shown} is open for writing (being copied?): ${then} once it is whole and closed.`);
 }

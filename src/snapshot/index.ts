@@ -16,7 +16,14 @@ export { eachRedirect, openSnapshot, readSnapshotMeta, type Snapshot } from "./r
 export { SnapshotWriter, type PageInput, type RedirectIds } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
-export { ContainerWriter, damagedSections, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
+export {
+  ContainerWriter,
+  damagedSections,
+  MAX_SECTION_BYTES,
+  openContainer,
+  openForWriting,
+  type Container,
+} from "./container";
 export { beingWritten, type LeaseRefused } from "./mapping";
 export { checkSections, sectionsDamaged, type SectionsChecked } from "./check";
 export { Spool } from "./spool";

@@ -3,7 +3,7 @@
  * that creates a key, and a revocation's confirmation. A key's text appears only on the page
  * that answers its creation.
  */
-import { KEY_NAME_MAX, type KeyState, type Plan, type PlanName, type Scope } from "../../access";
+import { KEY_NAME_MAX, shownPrefix, type KeyState, type Plan, type PlanName, type Scope } from "../../access";
 import { usageChart, type DayUse } from "./chart";
 import { alert, csrfField, number, page, secretField } from "./frame";
 import { html, type Html } from "./html";
@@ -59,7 +59,7 @@ function keyTable(v: AccountView): Html {
   const rows = v.keys.map(
     (k) => html`<tr>
 <td data-label="Name"><span class="key-name">${k.name}</span></td>
-<td data-label="Key"><code class="prefix">${k.prefix ? `${k.prefix}…` : "—"}</code></td>
+<td data-label="Key"><code class="prefix">${shownPrefix(k.prefix)}</code></td>
 <td data-label="Scope">${k.scope === "full" ? "Full" : "Read"}</td>
 <td data-label="Created">${day(k.created, "—")}</td>
 <td data-label="Expires">${day(k.expires, "Never")}</td>
