@@ -447,12 +447,18 @@ describe("the title index in bounded memory", () => {
   });
 });
 
+/** A program's project in a folder of its own that links Tome as the README says (bun add tome@link:…): its folder. */
+function linkedProject(): string {
+  const project = tempDir("tome-project-");
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "rag", type: "module" }));
+  mkdirSync(join(project, "node_modules"));
+  symlinkSync(ROOT, join(project, "node_modules", "tome"));
+  return project;
+}
+
 describe("the library's build, as a program calls it (D115)", () => {
   test("a project that links Tome (bun add tome@link:…, as the README says) imports open, ingest and buildFromDumps by the package's names, and builds and searches", async () => {
-    const project = tempDir("tome-project-");
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "rag", type: "module" }));
-    mkdirSync(join(project, "node_modules"));
-    symlinkSync(ROOT, join(project, "node_modules", "tome"));
+    const project = linkedProject();
     // The sample's first 3 articles (Normans the third): the imports are the claim, not the size of the build.
     const script = `import { open } from "tome";
 import { ingest } from "tome/ingest";
@@ -468,10 +474,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
   });
 
   test("a linked project's strict TypeScript catches what the library throws by the names the README gives, from 'tome': SnapshotError and the page's types", async () => {
-    const project = tempDir("tome-project-");
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "rag", type: "module" }));
-    mkdirSync(join(project, "node_modules"));
-    symlinkSync(ROOT, join(project, "node_modules", "tome"));
+    const project = linkedProject();
     // bun init's compiler options, types from Tome's own @types/bun.
     writeFileSync(
       join(project, "tsconfig.json"),

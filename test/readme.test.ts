@@ -24,6 +24,16 @@ afterAll(async () => {
 const get = (path: string) => fetch(`${server.url}${path}`, { headers: { "X-API-Key": server.key! } });
 
 describe("README.md", () => {
+  test("its word that Node.js cannot load the library holds, naming no error of one Node version (20 says ERR_UNKNOWN_FILE_EXTENSION; newer Node strips the types and fails later, on bun:ffi)", () => {
+    expect(README).toContain("Node cannot load it (it needs Bun");
+    expect(README).not.toMatch(/\bERR_[A-Z_]+/);
+    const node = Bun.which("node");
+    if (!node) return;
+    const entry = JSON.stringify(join(ROOT, "src/search/index.ts"));
+    const run = Bun.spawnSync([node, "--input-type=module", "-e", `await import(${entry})`], { stderr: "pipe" });
+    expect(run.exitCode).not.toBe(0);
+  });
+
   test("every curl of 'Using the API' answers 200, with the key sent as it shows", async () => {
     const section = README.slice(README.indexOf("## Using the API"), README.indexOf("The reference is generated"));
     const calls = [...section.matchAll(/^curl -H "([^:]+): ([^"]+)"(?: -o \S+)? '([^']+)'/gm)];
