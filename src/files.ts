@@ -287,13 +287,17 @@ function liveHoldersElsewhere(dir: string): Set<number> {
 /**
  * Removes the temporary files atomicWrite left beside `path` (`.<name>.<pid>.tmp`) when its writer was killed between
  * writing one and renaming it into place, its process gone: returns their names. A live process's is a write under way,
- * left (and so is one whose id a live process has since been given: it goes once that one is gone).
+ * left (and so is one whose id a live process has since been given: it goes once that one is gone). So is one whose id
+ * a live lock in its folder of another pid space names (a writer in another container on a shared folder, D175): its
+ * id says nothing of any process here.
  */
 export function clearDeadWrites(path: string): string[] {
   const prefix = `.${basename(path)}.`;
-  return removeLeftovers(dirname(path), (name) =>
-    name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined,
-  );
+  const elsewhere = liveHoldersElsewhere(dirname(path));
+  return removeLeftovers(dirname(path), (name) => {
+    const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
+    return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
+  });
 }
 
 /** Removes the files and folders in `dir` whose name carries (pidOf) a process id that is not this process's and runs no more: their names. */

@@ -899,7 +899,10 @@ describe("bun run snapshot:export", () => {
     proc.kill("SIGKILL");
     await proc.exited;
     release();
-    expect(readdirSync(dir)).toEqual([basename(part)]);
+    // The part is the test's own pipe, there whatever the export did: what matters is that --out is not written, and the
+    // export's lock is left by its killed holder (which the next export breaks, its process gone).
+    expect(existsSync(out)).toBe(false);
+    expect(readFileSync(join(dir, ".chunks.jsonl.lock"), "utf8")).toStartWith(`${proc.pid} `);
     // The part of a killed export (named .chunks.jsonl.partial, for every export) stayed until an export to the same
     // name wrote over it: of an export of English Wikipedia, tens of GB hidden beside --out.
     const again = await run([EXPORT, "--snapshot", snapshot, "--out", out]);
@@ -911,6 +914,28 @@ describe("bun run snapshot:export", () => {
     expect(readFileSync(out, "utf8").split("\n").filter(Boolean)).toHaveLength(
       openSnapshot(snapshot).meta.indexedChunks,
     );
+  });
+
+  test("the part of an export running in another container on a shared folder (its lock fresh, of another pid space) is kept, and a second export to that name refused (D196)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const dir = tempDir();
+    const out = join(dir, "chunks.jsonl");
+    // Its id names no process here (a gone one's): clearDeadWrites removed its part, and that export failed at its rename.
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const part = join(dir, `.chunks.jsonl.${gone.pid}.tmp`);
+    writeFileSync(part, '{"id":');
+    // As takeLock writes it in another container (another boot and pid namespace), renewed just now.
+    const lock = join(dir, ".chunks.jsonl.lock");
+    writeFileSync(lock, `${gone.pid} 1 00000000-0000-0000-0000-000000000000/4026531836\n`);
+    const refused = await runExport({ snapshot, out, since: 0 }).then(
+      () => "written",
+      (e: Error) => e.message,
+    );
+    expect(refused).toBe(
+      `another export in another container or machine (process ${gone.pid} there) is writing ${out}: wait for it, or write this one elsewhere with --out. Do not delete ${lock}: its lock frees itself 30 s after that process stops.`,
+    );
+    expect(readdirSync(dir).sort()).toEqual([basename(part), basename(lock)].sort());
   });
 
   test("the part an earlier Tome's export left (.NAME.partial, no process named) is left, and the export to that name says so and how to remove it (D196)", async () => {
@@ -976,7 +1001,7 @@ describe("bun run snapshot:export", () => {
     ]);
     expect(code).toBe(1);
     expect(stderr.trim()).toMatch(
-      /^snapshot:export: could not write \/proc\/version: ENOENT: no such file or directory, open '\/proc\/\.version\.\d+\.tmp'$/,
+      /^snapshot:export: could not write \/proc\/version: ENOENT: no such file or directory, open '\/proc\/\.version\.lock'$/,
     );
   });
 

@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from "node:path";
 import { claimOutput } from "../src/cli/snapshot-build";
 import {
+  clearDeadWrites,
   clearLeftovers,
   clearStaleScratch,
   makeScratch,
@@ -235,6 +236,21 @@ describe("a build's scratch folders", () => {
     ]);
     removeScratch(mine);
     expect(existsSync(mine)).toBe(false);
+  });
+
+  test("a dead write's part (.NAME.<pid>.tmp) is removed; one whose id a fresh lock of another pid space names is kept (D175)", async () => {
+    const dir = tempDir();
+    const gone = [Bun.spawn(["true"]), Bun.spawn(["true"])];
+    await Promise.all(gone.map((p) => p.exited));
+    const [dead, elsewhere] = gone.map((p) => `.chunks.jsonl.${p.pid}.tmp`) as [string, string];
+    for (const name of [dead, elsewhere]) writeFileSync(join(dir, name), "part");
+    // An export in another container writes there: its lock, renewed just now, names its id there (none here).
+    writeFileSync(
+      join(dir, ".chunks.jsonl.lock"),
+      `${gone[1]!.pid} 1 00000000-0000-0000-0000-000000000000/4026531836\n`,
+    );
+    expect(clearDeadWrites(join(dir, "chunks.jsonl"))).toEqual([dead]);
+    expect(readdirSync(dir).sort()).toEqual([elsewhere, ".chunks.jsonl.lock"].sort());
   });
 
   test("what cannot be removed (snapshots/ mounted read-only for a server) is left and said, the rest of the start going on (D196)", async () => {

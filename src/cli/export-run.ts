@@ -11,7 +11,16 @@ import { Attributions, Resources } from "../http";
 import { checkSections, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { type CountProgressDisplay, countProgress } from "./progress";
 import { ArgumentError, note } from "./main";
-import { clearDeadWrites, STOPPED_EXIT_CODE, writeFailed } from "../files";
+import {
+  clearDeadWrites,
+  LOCK_FREES_ITSELF,
+  lockHolderShown,
+  type LockPolicy,
+  STOPPED_EXIT_CODE,
+  takeLock,
+  writeFailed,
+} from "../files";
+import { UserError } from "../errors";
 import { commandLine } from "../invocation";
 import { checkOut, stoppedOutput } from "./out";
 import { printableName, shellWord } from "../printable";
@@ -178,8 +187,6 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   const target = args.out === "-" ? undefined : outputKind(args.out);
   if (target) checkOut(args.out, [args.snapshot], { what: "export", example: "chunks.jsonl.zst" }, target === "file");
   await checkExported(args.snapshot);
-  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
-  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
   // as it is (renamed over, /dev/null would become a file). The part is named with this process's id, as atomicWrite's
   // are: one killed outright (kill -9, the OOM killer) leaves it, and the next export to this name removes it.
@@ -188,7 +195,57 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
     throw new ArgumentError(
       `no folder ${printableName(dirname(args.out))}/ to write ${printableName(basename(args.out))} in.`,
     );
+  // A lock beside --out while the export writes it (renewed: takeLock), as a build's (claimOutput): a second export to
+  // the name is refused, and the cleanup below spares the part of one running in another container on a shared folder,
+  // whose id says nothing here (D175), where it removed it and that export failed at its rename, hours in.
+  const release = partial
+    ? takeLock(join(dirname(args.out), `.${basename(args.out)}.lock`), exportLock(args.out))
+    : undefined;
+  try {
+    return await writeExport(snapshot, args, stdout, { rows, chunks, compressor, target, partial, release });
+  } finally {
+    release?.();
+  }
+}
+
+/** How an export's lock on `out` is refused: held by another export, or not writable. */
+function exportLock(out: string): LockPolicy {
+  const lock = join(dirname(out), `.${basename(out)}.lock`);
+  return {
+    held: (pid, elsewhere) =>
+      new UserError(
+        `another export ${lockHolderShown(pid, elsewhere)} is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. ` +
+          (elsewhere
+            ? `Do not delete ${printableName(lock)}: ${LOCK_FREES_ITSELF}.`
+            : `If none is running, delete ${printableName(lock)}.`),
+      ),
+    unwritable: (err) => writeFailed(out, err) as Error,
+  };
+}
+
+async function writeExport(
+  snapshot: Snapshot,
+  args: ExportArgs,
+  stdout: Writable,
+  {
+    rows,
+    chunks,
+    compressor,
+    target,
+    partial,
+    release,
+  }: {
+    rows: number[];
+    chunks: number;
+    compressor: ReturnType<typeof compressorFor>;
+    target: "file" | "other" | undefined;
+    partial: string | undefined;
+    release: (() => void) | undefined;
+  },
+): Promise<number | undefined> {
   const stale = partial ? clearDeadWrites(args.out) : [];
+  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
+  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   if (stale.length > 0)
     note(
       `snapshot:export: removed ${stale.length} part(s) of ${printableName(args.out)} left by an export that was killed (its process is gone): ${stale.map(printableName).join(", ")}.`,
@@ -201,6 +258,7 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
     progress.stop();
     if (partial) {
       rmSync(partial, { force: true });
+      release?.();
       note(`snapshot:export: stopped before its end: ${was}.`);
     }
     process.exit(STOPPED_EXIT_CODE);
