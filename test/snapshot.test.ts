@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, ingest, modifications } from "../src/ingest";
 import { open } from "../src/search";
@@ -714,6 +714,40 @@ describe("format 1, read only to convert it", () => {
     await convert(join(dir, "old.tome"), join(dir, "new.tome"), (stage) => stages.add(stage));
     expect([...stages]).toContain("title index");
     expect(openSnapshot(join(dir, "new.tome")).pages.length).toBe(2);
+  });
+
+  test("snapshot:convert claims its --out as a build does: its lock held while it writes, a killed build's leftovers cleared and said, refused while another holds it (D196)", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "old.tome"), format1Bytes(meta, { pages, redirects }));
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const left = `.tome-runs-${gone.pid}-abcdef`;
+    mkdirSync(join(dir, left));
+    const lock = join(dir, ".new.tome.lock");
+    // Its scratch and half-written file name its pid: a start or build in another container (where that pid is no
+    // process) sees them as a killed build's unless a lock it renews names it.
+    const held = new Set<string>();
+    const lines: string[] = [];
+    await convert(
+      join(dir, "old.tome"),
+      join(dir, "new.tome"),
+      () => held.add(existsSync(lock) ? readFileSync(lock, "utf8").split(" ")[0]! : "none"),
+      (line) => lines.push(line),
+    );
+    expect([...held]).toEqual([String(process.pid)]);
+    expect(lines).toEqual([
+      `removed 1 temporary file(s) in ${dir} left by a build or update that was killed (its process is gone): ${left}`,
+    ]);
+    expect(readdirSync(dir).sort()).toEqual(["new.tome", "old.tome"]);
+    // Another container's convert or build writes it: this one is refused, its file untouched.
+    writeFileSync(lock, `${gone.pid} 1 00000000-0000-0000-0000-000000000000/4026531836\n`);
+    const before = readFileSync(join(dir, "new.tome"));
+    expect(
+      await convert(join(dir, "old.tome"), join(dir, "new.tome"), undefined, () => {}).catch((e: Error) => e.message),
+    ).toStartWith(
+      `another build or update in another container or machine (process ${gone.pid} there) is writing ${join(dir, "new.tome")}`,
+    );
+    expect(readFileSync(join(dir, "new.tome")).equals(before)).toBe(true);
   });
 
   test("a damaged file is refused in one line that says what is wrong (the first fault, in the order of the file)", () => {

@@ -17,17 +17,34 @@ new file is renamed over it only when whole).
 
 /**
  * Writes the format-1 snapshot `file` as format 2 at `out`; its index is built anew, a stage at a time (`progress`).
- * The build and the snapshot's reader are loaded here, once the arguments are read: --help loads neither.
+ * The build and the snapshot's reader are loaded here, once the arguments are read: --help loads neither. `out` is
+ * claimed as a build's is (claimOutput: its lock, renewed, and the leftovers of killed builds beside it cleared, said to
+ * `log`): without the lock, a `start` or a build in another container sharing the folder took the convert's scratch
+ * folders and half-written file for a killed one's (their pid names no process there) and removed them (D196).
  */
-export async function convert(file: string, out: string, progress?: IndexBuildProgress): Promise<BuildReport> {
-  const [{ buildFromPages }, { readFormat1 }] = await Promise.all([import("../build"), import("../snapshot")]);
+export async function convert(
+  file: string,
+  out: string,
+  progress?: IndexBuildProgress,
+  log: (line: string) => void = (line) => note(`snapshot:convert: ${line}`),
+): Promise<BuildReport> {
+  const [{ buildFromPages }, { readFormat1 }, { claimOutput }] = await Promise.all([
+    import("../build"),
+    import("../snapshot"),
+    import("./snapshot-build"),
+  ]);
   const old = readFormat1(file);
-  return buildFromPages(old.pages, old.redirects, old.meta, {
-    out,
-    chunkWords: old.meta.chunkWords,
-    createdAt: new Date(old.meta.createdAt),
-    progress,
-  });
+  const release = claimOutput(out, log);
+  try {
+    return await buildFromPages(old.pages, old.redirects, old.meta, {
+      out,
+      chunkWords: old.meta.chunkWords,
+      createdAt: new Date(old.meta.createdAt),
+      progress,
+    });
+  } finally {
+    release();
+  }
 }
 
 /** The command, on its arguments (what follows its name). */
