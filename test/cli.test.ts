@@ -944,11 +944,12 @@ describe("bun run snapshot:export", () => {
     const out = join(dir, "chunks.jsonl");
     // Exports before 080e1022 wrote .NAME.partial, one name for every export, and held no lock.
     const part = join(dir, ".chunks.jsonl.partial");
-    writeFileSync(part, Buffer.alloc(3_000_000));
+    // Under half a megabyte, said "(0 MB)".
+    writeFileSync(part, Buffer.alloc(300_000));
     const done = await run([EXPORT, "--snapshot", snapshot, "--out", out]);
     expect(done.code).toBe(0);
     expect(done.stderr).toContain(
-      `snapshot:export: left ${part} (3 MB), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${part}`,
+      `snapshot:export: left ${part} (300.0 kB), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${part}`,
     );
     expect(readdirSync(dir).sort()).toEqual([".chunks.jsonl.partial", "chunks.jsonl"]);
   });

@@ -49,8 +49,8 @@ export function exportedRows(snapshot: Snapshot, since: number): { rows: number[
 }
 
 /**
- * Characters of lines after which the pages of the file read so far leave the resident set (dropResident, D127): about
- * 30 MB of text. Dropping them after every write made the export 3 to 4 times slower (its page table read again).
+ * Characters of lines after which the pages of the file read so far leave the resident set (dropResident, D127).
+ * Dropping them after every write made the export 3 to 4 times slower (its page table read again).
  */
 const DROP_EVERY_CHARS = 64 << 20;
 
@@ -66,8 +66,9 @@ export function* exportLines(
   let sinceDropped = 0;
   let chunks = 0;
   for (const i of rows) {
-    // Let go for a writer (a copy over the file, D84): its pages read zeros now. The lines read before are written
-    // whole, then exportFrom says why the export stopped.
+    // Let go for a writer (a copy over the file, D84): its pages read zeros now. To standard output, a pipe or a device
+    // the lines read before are written whole; to a file, its part is removed and nothing written. Then exportFrom says
+    // why the export stopped.
     if (!snapshot.container.readable) break;
     const page = snapshot.pages.at(i);
     for (let c = 0; c < page.chunks.length; c++) batch += `${JSON.stringify(resources.chunk(page, c))}\n`;
@@ -177,8 +178,14 @@ function noteOldPart(out: string): void {
     return;
   }
   note(
-    `snapshot:export: left ${printableName(part)} (${Math.round(size / 1e6)} MB), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${shellWord(part)}`,
+    `snapshot:export: left ${printableName(part)} (${sizeShown(size)}), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${shellWord(part)}`,
   );
+}
+
+/** A file's size for a message: "(0 MB)" said nothing of a part under half a megabyte. */
+function sizeShown(bytes: number): string {
+  if (bytes < 1e3) return `${bytes} bytes`;
+  return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
 async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable): Promise<number | undefined> {
