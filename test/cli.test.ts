@@ -322,8 +322,8 @@ describe("bun run start", () => {
     writeFileSync(join(folder, left[0]!, "run-0"), "claims");
     writeFileSync(join(folder, left[1]!), "TOMESNAP");
     writeFileSync(join(folder, left[2]!), `${gone.pid} 12345\n`);
-    // A build still running (this test's runner) beside it.
-    const running = `.tome-pages-${process.ppid}-abcdef`;
+    // A build still running beside it: this test's own process stands in (alive, and not the server's).
+    const running = `.tome-pages-${process.pid}-abcdef`;
     mkdirSync(join(folder, running));
     const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_AUTH: "off" });
     try {
@@ -1092,32 +1092,40 @@ describe("bun run snapshot:export", () => {
         stderr: "pipe",
       });
       const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-      /** What the pipe holds now: undefined while the export writes nothing, empty when no writer is there. */
-      const readSome = () => {
-        const bytes = Buffer.alloc(1 << 16);
-        try {
-          return bytes.subarray(0, readSync(fd, bytes));
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-          return undefined;
-        }
-      };
+      let stderr: string;
       const chunks: Buffer[] = [];
-      for (const deadline = performance.now() + 60_000; !chunks.length; await Bun.sleep(10)) {
-        if (performance.now() > deadline) throw new Error("the export wrote nothing in a minute");
-        const read = readSome();
-        if (read?.length) chunks.push(read);
+      try {
+        /** What the pipe holds now: undefined while the export writes nothing, empty when no writer is there. */
+        const readSome = () => {
+          const bytes = Buffer.alloc(1 << 16);
+          try {
+            return bytes.subarray(0, readSync(fd, bytes));
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+            return undefined;
+          }
+        };
+        for (const deadline = performance.now() + 60_000; !chunks.length; await Bun.sleep(10)) {
+          if (performance.now() > deadline) throw new Error("the export wrote nothing in a minute");
+          const read = readSome();
+          if (read?.length) chunks.push(read);
+        }
+        expect(await Bun.spawn(["cp", SQUAD, snapshot]).exited).toBe(0);
+        for (const deadline = performance.now() + 60_000; ; ) {
+          if (performance.now() > deadline)
+            throw new Error("the export neither wrote nor exited in a minute after the copy");
+          const read = readSome();
+          if (read?.length) chunks.push(read);
+          else if (read && (proc.exitCode !== null || proc.signalCode)) break;
+          else await Bun.sleep(5);
+        }
+        stderr = await new Response(proc.stderr).text();
+        await proc.exited;
+      } finally {
+        // A failure above (a deadline passed) leaves no export running, nor the pipe open.
+        if (proc.exitCode === null && !proc.signalCode) proc.kill("SIGKILL");
+        closeSync(fd);
       }
-      expect(await Bun.spawn(["cp", SQUAD, snapshot]).exited).toBe(0);
-      for (;;) {
-        const read = readSome();
-        if (read?.length) chunks.push(read);
-        else if (read && (proc.exitCode !== null || proc.signalCode)) break;
-        else await Bun.sleep(5);
-      }
-      closeSync(fd);
-      const stderr = await new Response(proc.stderr).text();
-      await proc.exited;
       expect({ code: proc.exitCode, signal: proc.signalCode ?? null, said: stderr.split("\n")[0] }).toEqual({
         code: 1,
         signal: null,

@@ -48,12 +48,6 @@ describe("settings", () => {
     expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain(settingsTable());
   });
 
-  test("TOME_DUMP's meaning says it builds past the sample, as start does (first-run.test.ts) and the sample's message asks", () => {
-    // It said "when there is none": after the quick start, the sample is one, and TOME_DUMP=simple npm start read as
-    // doing nothing.
-    expect(SETTINGS.find((s) => s.name === "TOME_DUMP")?.meaning).toContain("or only the sample");
-  });
-
   test("defaults when nothing is set", () => {
     const config = readConfig({});
     expect(config).toMatchObject({

@@ -287,7 +287,8 @@ describe("a build's scratch folders", () => {
     const gone = Bun.spawn(["true"]);
     await gone.exited;
     // Killed (kill -9) builds and a follower, as takeLock wrote their locks (id and start time); a build that runs (the
-    // test runner, its id alone); another program's lock, and an empty lock being made (a taker's first instant).
+    // process that started these tests, process.ppid, alive while they run, its id alone: this process's own id would
+    // be spared as the cleaner's own, not as a live holder's); another program's lock, and an empty lock being made (a taker's first instant).
     const locks: [string, string][] = [
       [".enwiki.tome.lock", `${gone.pid} 12345\n`],
       [".follow.lock", `${gone.pid} 12345\n`],
