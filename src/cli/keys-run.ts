@@ -35,7 +35,7 @@ import { lockHolderShown } from "../files";
 import { printableJson, printableName } from "../printable";
 import type { Config } from "./config";
 import { given } from "./args";
-import type { KeyArgs, KeyCommand } from "./keys";
+import type { KeyArgs, KeyCommand } from "./key-options";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, type CommandIo, note } from "./main";
 import { commandLine } from "../invocation";

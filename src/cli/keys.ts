@@ -9,9 +9,9 @@
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 import { ENTERPRISE_DEFAULT_RATE, PLAN_NAMES } from "../plans";
-import { given, readArgs } from "./args";
 import { DEFAULT_DATA_DIR } from "./config";
-import { ArgumentError, type CommandIo, mainAfterOptions, PROCESS_IO } from "./main";
+import { type KeyArgs, type KeyCommand, READ } from "./key-options";
+import { type CommandIo, mainAfterOptions, PROCESS_IO } from "./main";
 
 const HELP = `Usage: ${commandLine("keys")} <command> [options]
 
@@ -101,49 +101,6 @@ uses into TOME_DATA/usage.json, for a single server without Redis. Refused when 
 already holds a key store or usage. Redis is left as it was.
 `,
 };
-
-/** `-h`/`--help` read (readArgs), said as "help"; else the options read. */
-function orHelp<T extends { values: { help?: boolean } }>(read: T): T | "help" {
-  return read.values.help ? "help" : read;
-}
-
-/**
- * How each command reads its options (mainAfterOptions): here, so that a command's --help and a mistaken option load
- * no access layer (keys-run.ts, which runs the commands, imports it), whatever the settings.
- */
-const READ = {
-  create: (args: string[]) =>
-    orHelp(
-      readArgs(args, {
-        name: { type: "string" },
-        account: { type: "string" },
-        plan: { type: "string" },
-        scope: { type: "string" },
-        expires: { type: "string" },
-        json: { type: "boolean" },
-      }),
-    ),
-  list: (args: string[]) => orHelp(readArgs(args, { json: { type: "boolean" } })),
-  revoke: (args: string[]) => orHelp(readArgs(args, {}, 1)),
-  plan: (args: string[]) =>
-    orHelp(readArgs(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } })),
-  account: ([which, ...rest]: string[]) => {
-    if (which === "--help" || which === "-h") return "help";
-    if (which !== "create" && which !== "token")
-      throw new ArgumentError(
-        `keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`,
-      );
-    const read = readArgs(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
-    return read.values.help ? "help" : { which, ...read };
-  },
-  import: (args: string[]) => orHelp(readArgs(args, {})),
-  export: (args: string[]) => orHelp(readArgs(args, {})),
-};
-
-/** The key tool's commands, by name. */
-export type KeyCommand = keyof typeof READ;
-/** A command's options, as read. */
-export type KeyArgs = { [C in KeyCommand]: Exclude<ReturnType<(typeof READ)[C]>, "help"> };
 
 /** The command, on its arguments (what follows its name), in `io`: the process's environment and output unless told. */
 export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<void> {
