@@ -32,13 +32,8 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
-/** A base snapshot's text index merged first (an update): its file, its documents, and its readability asked (D84). */
-interface BaseIndex {
-  path: string;
-  documents: number;
-  /** Throws when the base may no longer be read (a copy over it broke its lease): asked before each key is read. */
-  checkReadable?: () => void;
-}
+/** A base's text index merged first (an update); checkReadable throws once its lease is broken (D84), asked each key. */
+type BaseIndex = { path: string; documents: number; checkReadable?: () => void };
 
 /** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
 const ANALYSED_GARBAGE = 64 << 20;
