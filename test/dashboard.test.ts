@@ -1078,6 +1078,21 @@ describe("two replicas on one Redis", () => {
   });
 });
 
+/**
+ * A request to the in-process app `app()` gives (a group's own, made in its beforeAll), and `sessionCookie(token)`:
+ * `token` signed in, the session's Cookie header.
+ */
+function inProcess(app: () => App) {
+  const handle = (path: string, init: RequestInit = {}) =>
+    app().handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
+  async function sessionCookie(signInToken: string): Promise<string> {
+    const signedIn = await dashboardSignIn(app(), signInToken, { host: "localhost" });
+    expect(signedIn.status).toBe(303);
+    return cookieOf(signedIn);
+  }
+  return { handle, sessionCookie };
+}
+
 /** Its own app, so its own counts of requests (D82: 100 in 10 s from one address; in process, every request is one). */
 describe("in process: forms' origins, refusals and addresses", () => {
   let app: App;
@@ -1090,14 +1105,7 @@ describe("in process: forms' origins, refusals and addresses", () => {
   });
   afterAll(() => app?.close());
 
-  const handle = (path: string, init: RequestInit = {}) =>
-    app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
-
-  async function sessionCookie(signInToken: string): Promise<string> {
-    const signedIn = await dashboardSignIn(app, signInToken, { host: "localhost" });
-    expect(signedIn.status).toBe(303);
-    return cookieOf(signedIn);
-  }
+  const { handle, sessionCookie } = inProcess(() => app);
 
   test("a form sent without an Origin but with another site's Referer is refused (403): sign-in and sign-out took it", async () => {
     const cookie = await sessionCookie(token);
@@ -1192,15 +1200,7 @@ describe("in process (app.handle)", () => {
   });
   afterAll(() => app?.close());
 
-  const handle = (path: string, init: RequestInit = {}) =>
-    app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
-
-  /** Signs `token` in: the session's Cookie header. */
-  async function sessionCookie(signInToken: string): Promise<string> {
-    const signedIn = await dashboardSignIn(app, signInToken, { host: "localhost" });
-    expect(signedIn.status).toBe(303);
-    return cookieOf(signedIn);
-  }
+  const { handle, sessionCookie } = inProcess(() => app);
 
   test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
     const first = await handle("/dashboard/sign-in");
