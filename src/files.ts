@@ -293,10 +293,13 @@ function liveHoldersElsewhere(dir: string): Set<number> {
  */
 export function clearDeadWrites(path: string): string[] {
   const prefix = `.${basename(path)}.`;
-  const elsewhere = liveHoldersElsewhere(dirname(path));
+  // The folder's locks are read only once a part is found: most calls (each change of the key store) find none.
+  let elsewhere: Set<number> | undefined;
   return removeLeftovers(dirname(path), (name) => {
     const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
-    return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
+    if (pid === undefined) return undefined;
+    elsewhere ??= liveHoldersElsewhere(dirname(path));
+    return elsewhere.has(Number(pid)) ? undefined : pid;
   });
 }
 

@@ -205,9 +205,8 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   // A lock beside --out while the export writes it (renewed: takeLock), as a build's (claimOutput): a second export to
   // the name is refused, and the cleanup below spares the part of one running in another container on a shared folder,
   // whose id says nothing here (D175), where it removed it and that export failed at its rename, hours in.
-  const release = partial
-    ? takeLock(join(dirname(args.out), `.${basename(args.out)}.lock`), exportLock(args.out))
-    : undefined;
+  const lock = join(dirname(args.out), `.${basename(args.out)}.lock`);
+  const release = partial ? takeLock(lock, exportLock(args.out, lock)) : undefined;
   try {
     return await writeExport(snapshot, args, stdout, { rows, chunks, compressor, target, partial, release });
   } finally {
@@ -215,9 +214,8 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   }
 }
 
-/** How an export's lock on `out` is refused: held by another export, or not writable. */
-function exportLock(out: string): LockPolicy {
-  const lock = join(dirname(out), `.${basename(out)}.lock`);
+/** How an export's lock `lock` on `out` is refused: held by another export, or not writable. */
+function exportLock(out: string, lock: string): LockPolicy {
   return {
     held: (pid, elsewhere) =>
       new UserError(
