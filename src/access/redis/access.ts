@@ -382,21 +382,23 @@ export class RedisAccess implements Gate {
     this.undo.push({ script, args });
   }
 
-  /** Undoes what was given up on (one run at a time), as Redis answers again; what Redis does not take waits for the next time. */
+  /**
+   * Undoes what was given up on, as Redis answers again: sent all at once (the client pipelines them: admissions wait
+   * for one round trip, not one a command). What Redis became unreachable with waits for the next time; what it
+   * refused ran nothing and is dropped (as givenUp keeps only what an outage cut off).
+   */
   private undoGivenUp(): void {
     if (this.undoing || this.undo.length === 0) return;
     const todo = this.undo;
     this.undo = [];
     this.undoing = (async () => {
-      for (const [i, { script, args }] of todo.entries()) {
+      const sent = todo.map(({ script, args }) => {
         if (script === UNSETTLE) args[6] = String(this.now());
-        try {
-          await this.redis.run(script, args);
-        } catch {
-          this.undo = todo.slice(i).concat(this.undo);
-          return;
-        }
-      }
+        return this.redis.run(script, args);
+      });
+      const results = await Promise.allSettled(sent);
+      const cut = todo.filter((_, i) => results[i]!.status === "rejected");
+      if (cut.length > 0 && this.redis.outage) this.undo = cut.concat(this.undo);
     })().finally(() => (this.undoing = undefined));
   }
 
