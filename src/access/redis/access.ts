@@ -244,7 +244,7 @@ export class RedisAccess implements Gate {
       dayOf(now),
     ];
     return this.redis.run(ADMIT, args).then(
-      (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
+      (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId, lease }),
       () => {
         // Sent (an outage found before is refused above), and given up on as Redis became unreachable: it may run it
         // still, or have run it, holding credits for a request answered 503. (A command Redis refused ran nothing.)
@@ -264,6 +264,8 @@ export class RedisAccess implements Gate {
       cost: number;
       month: RedisGrant["month"];
       holdId: string;
+      /** The hold's lease told to Redis (admit), ms. */
+      lease: number;
     },
   ): Grant | Refusal {
     const status = Number(reply[0]);
@@ -284,7 +286,7 @@ export class RedisAccess implements Gate {
     const workWait = rateRemaining < 0 || status === 2 ? 0 : this.work.wait(id, r.now);
     const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
-    const lapsesAt = r.now + (r.cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS);
+    const lapsesAt = r.now + r.lease;
     if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId, lapsesAt };
     else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "", lapsesAt };
     const grant: RedisGrant = {
