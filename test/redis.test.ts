@@ -15,9 +15,10 @@ import {
   type Grant,
   type Refusal,
 } from "../src/access";
-import { writeUsage } from "../src/access/usage";
+import { dayOf, writeUsage } from "../src/access/usage";
 import { RedisAccess, RedisKeyStore } from "../src/access/redis";
-import { REQUEST_HOLD_LEASE_MS } from "../src/access/redis/scripts";
+import { ADMIT, REQUEST_HOLD_LEASE_MS, UNADMIT } from "../src/access/redis/scripts";
+import { hashKey } from "../src/access/key-text";
 import { SOCKET_IDLE_SECONDS, WORKER_STUCK_MS } from "../src/request-time";
 import { createApp } from "../src/http";
 import {
@@ -544,6 +545,32 @@ describe("an admission Redis runs after the replica gave up on it", () => {
       expect(redis.cli("HGET", `tome:spent:${month()}`, "stalled")).toBe("50000");
     } finally {
       process.kill(redis.pid(), "SIGCONT");
+      app.close();
+      access.stop();
+    }
+  });
+
+  test("run only after its undoing (UNADMIT), it holds nothing and counts nothing: the account's last credit is its next request's, not kept for the hold's lease", async () => {
+    const { key, id } = await keyOn(redis.url, { name: "late", account: "late", plan: "starter" });
+    redis.cli("HSET", `tome:spent:${month()}`, "late", "49999");
+    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
+    try {
+      // The order no stall could be made to give here (Redis reads the stalled socket before the probe's new one), but
+      // another route (a proxy holding the bytes back) may: the replica's undoing first, then the admission it gave up on.
+      const now = Date.now();
+      const holdId = "gaveup:1";
+      const day = dayOf(now);
+      await access.redis.run(UNADMIT, [hashKey(key), month(), holdId, "1", day]);
+      const late = [hashKey(key), String(now), "1", "0", month(), holdId, String(REQUEST_HOLD_LEASE_MS), "", day];
+      await access.redis.run(ADMIT, late);
+      const held = Number(redis.cli("HGET", `tome:held:${month()}`, "late"));
+      expect([held, Number(redis.cli("HGET", `tome:use:${day}`, `${id}:r`))]).toEqual([0, 0]);
+      const answer = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+      expect([answer.status, answer.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "late")).toBe("50000");
+    } finally {
       app.close();
       access.stop();
     }

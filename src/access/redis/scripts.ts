@@ -15,7 +15,8 @@
  *   tome:account_keys:NAME set   the ids of account NAME's keys (the dashboard reads one account's keys: D81)
  *   tome:account_names     zset  every account's name, all scored 0 (read in name order, a page at a time)
  *   tome:indexed           int   1 once the two above were built from a store written before them
- *   tome:void:HOLD         string  a hold whose 2xx's settlement the replica gave up on: a settlement still to come spends nothing; expires after HOLD_LEASE_MS
+ *   tome:void:HOLD         string  a hold whose admission (UNADMIT) or 2xx's settlement (UNSETTLE) the replica gave up on and undid: an admission still to come
+ *                                  holds nothing, a settlement spends nothing; expires after HOLD_LEASE_MS
  *   tome:settings          string  the settings the replica started last runs with (JSON), for the next to compare its own (D39)
  *   tome:probe             string  written by a replica's probe while Redis is unreachable (a Redis that answers PING may refuse writes); expires after 10 s
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
@@ -65,12 +66,15 @@ const planTable = PLAN_NAMES.map((name) => {
  * expired; 3: admitted to the rate check, followed by rate remaining (-1: over the limit), spent, held, hold (0 none, 1
  * held, 2 unlimited quota: nothing to hold); 2: the scope lacks full, followed by the same, counting nothing and holding
  * nothing (the rate's remaining at least 0), for the refusal's headers (D23). Spent and held are the month's, this
- * request's hold included.
+ * request's hold included. {4}: the replica gave this admission up and undid it before Redis ran it (UNADMIT's
+ * tome:void:HOLD): it counts and holds nothing, and nobody reads the reply (D194). Reading that marker is one EXISTS
+ * of every admission, an O(1) lookup beside the dozen calls the script makes; no round trip more.
  */
 export const ADMIT = script(
   "admit",
   `local PLANS = {${planTable}}
 local sha, now, cost, needsFull, month, holdId, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
+if redis.call('EXISTS', 'tome:void:' .. holdId) == 1 then return {4} end
 local auth = redis.call('HGET', 'tome:auth', sha)
 if not auth then return {0, redis.call('EXISTS', 'tome:keys:version')} end
 local ends, scope, account, id = string.match(auth, '^(%S+) (%S+) (%S+) (%S+)$')
@@ -193,18 +197,24 @@ return 3`,
  * An admission the replica gave up on (its request answered 503, "nothing was charged"), which Redis may have run, or
  * run still when it goes on: its hold, if Redis took one, goes back now rather than keep the account's credits until
  * it lapses, with the request's count of the day (D194). ARGV: sha256 of the key, month, hold id, cost, UTC day.
- * Replies 1 when a hold went back, else 0.
+ * Replies 1 when a hold went back; else 0, and marks the hold void (tome:void:HOLD): an admission Redis runs after this
+ * (a stalled socket read after the probe's) counts and holds nothing, where it kept its credits for the hold's lease.
+ * The marker outlives any lease: an admission later than it takes a hold already lapsed.
  */
 export const UNADMIT = script(
   "unadmit",
-  `local auth = redis.call('HGET', 'tome:auth', ARGV[1])
-if not auth then return 0 end
-local account, id = string.match(auth, '^%S+ %S+ (%S+) (%S+)$')
-local month, holdId, cost = ARGV[2], ARGV[3], tonumber(ARGV[4])
-if redis.call('ZREM', 'tome:holds:' .. month .. ':' .. account, holdId .. ':' .. cost) == 0 then return 0 end
-redis.call('HINCRBY', 'tome:held:' .. month, account, -cost)
-redis.call('HINCRBY', 'tome:use:' .. ARGV[5], id .. ':r', -1)
-return 1`,
+  `local month, holdId, cost = ARGV[2], ARGV[3], tonumber(ARGV[4])
+local auth = redis.call('HGET', 'tome:auth', ARGV[1])
+if auth then
+  local account, id = string.match(auth, '^%S+ %S+ (%S+) (%S+)$')
+  if redis.call('ZREM', 'tome:holds:' .. month .. ':' .. account, holdId .. ':' .. cost) == 1 then
+    redis.call('HINCRBY', 'tome:held:' .. month, account, -cost)
+    redis.call('HINCRBY', 'tome:use:' .. ARGV[5], id .. ':r', -1)
+    return 1
+  end
+end
+redis.call('SET', 'tome:void:' .. holdId, '1', 'PX', ${HOLD_LEASE_MS})
+return 0`,
 );
 
 /**
