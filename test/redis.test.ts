@@ -521,6 +521,88 @@ describe("a settlement Redis runs after the replica gave up on it", () => {
   });
 });
 
+describe("a settlement given up on across an outage longer than its hold's lease", () => {
+  test("one that ran before the outage is not charged: its hold is gone and was not marked lapsed, however far the clock moved", async () => {
+    const { key } = await keyOn(redis.url, { name: "longout", account: "longout", plan: "starter" });
+    let now = Date.now();
+    const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    // As "a withheld answer is not charged…" above: the settlement waits in a stopped Redis, which runs it as it goes on.
+    let paused = false;
+    const gate = Object.assign(Object.create(access) as RedisAccess, {
+      admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+        const grant = await access.admit(headers, cost, needs);
+        if (!paused) process.kill(redis.pid(), "SIGSTOP");
+        paused = true;
+        return grant;
+      },
+    });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+    const get = () => app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+    try {
+      const withheld = await get();
+      expect(withheld.status).toBe(503);
+      // The outage outlasts the hold's lease (the replica's clock is moved on rather than the test waiting 50 s).
+      now += REQUEST_HOLD_LEASE_MS + 1_000;
+      process.kill(redis.pid(), "SIGCONT");
+      let status = 0;
+      for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
+        status = (await get()).status;
+        if (status !== 200) await Bun.sleep(100);
+      }
+      expect(status).toBe(200);
+      // One answer, one credit (before: 2, the withheld answer's settlement taken for a lapse and left charged).
+      expect([
+        redis.cli("HGET", `tome:spent:${month()}`, "longout"),
+        redis.cli("HGET", `tome:held:${month()}`, "longout"),
+      ]).toEqual(["1", "0"]);
+    } finally {
+      process.kill(redis.pid(), "SIGCONT");
+      app.close();
+      access.stop();
+    }
+  });
+
+  test("one whose hold lapsed (another replica's clock ahead gave it back) and that never ran is not undone: the account gains no credit", async () => {
+    const { key } = await keyOn(redis.url, { name: "ahead", account: "ahead", plan: "starter" });
+    redis.cli("HSET", `tome:spent:${month()}`, "ahead", "100");
+    const behind = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+    const ahead = new RedisAccess({
+      url: redis.url,
+      now: () => Date.now() + REQUEST_HOLD_LEASE_MS + 1_000,
+      keyMsPerSecond: 0,
+      log: () => {},
+    });
+    await Promise.all([behind.start(), ahead.start()]);
+    const headers = new Headers({ "X-API-Key": key });
+    try {
+      const grant = (await behind.admit(headers, 1)) as Grant;
+      expect(grant.held).toBeDefined();
+      // The replica ahead finds the hold lapsed, gives it back, and spends a credit of its own.
+      expect(await ahead.settle((await ahead.admit(headers, 1)) as Grant, true)).toBe(true);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "ahead")).toBe("101");
+      // The replica behind loses Redis (stopped past its 2 s timeout) before settling: the settlement is never sent.
+      process.kill(redis.pid(), "SIGSTOP");
+      try {
+        await behind.redis.command("PING", []).catch(() => {});
+        expect(behind.redis.outage).toBeDefined();
+        expect(await behind.settle(grant, true)).toBe("unreachable");
+      } finally {
+        process.kill(redis.pid(), "SIGCONT");
+      }
+      for (let i = 0; i < 100 && behind.redis.outage; i++) await Bun.sleep(50);
+      // Its undoing ran (admissions wait for it): before, its hold gone before this replica's lapse was taken for a
+      // settlement that ran, and a credit never spent was given back (100).
+      await behind.admit(new Headers({ "X-API-Key": "wk_" + "0".repeat(32) }), 1);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "ahead")).toBe("101");
+    } finally {
+      process.kill(redis.pid(), "SIGCONT");
+      behind.stop();
+      ahead.stop();
+    }
+  });
+});
+
 describe("an admission Redis runs after the replica gave up on it", () => {
   test("its hold goes back when Redis answers again: the account's last credit is not kept from it by a request answered 503", async () => {
     const { key } = await keyOn(redis.url, { name: "stalled", account: "stalled", plan: "starter" });

@@ -17,6 +17,8 @@
  *   tome:indexed           int   1 once the two above were built from a store written before them
  *   tome:void:HOLD         string  a hold whose admission (UNADMIT) or 2xx's settlement (UNSETTLE) the replica gave up on and undid: an admission still to come
  *                                  holds nothing, a settlement spends nothing; expires after HOLD_LEASE_MS
+ *   tome:lapsed:HOLD       string  a hold that lapsed and was given back by an admission (its settlement, if it spends after, deletes it), for UNSETTLE;
+ *                                  expires after LAPSED_KEPT_MS
  *   tome:settings          string  the settings the replica started last runs with (JSON), for the next to compare its own (D39)
  *   tome:probe             string  written by a replica's probe while Redis is unreachable (a Redis that answers PING may refuse writes); expires after 10 s
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
@@ -44,6 +46,12 @@ export const HOLD_LEASE_MS = 5 * 60_000;
  * back later.)
  */
 export const REQUEST_HOLD_LEASE_MS = 2 * SOCKET_IDLE_SECONDS * 1000 + WORKER_STUCK_MS;
+
+/**
+ * How long the marker of a hold that lapsed (tome:lapsed:HOLD) is kept: a settlement given up on and undone within this of
+ * its hold's lapse is told from one whose hold lapsed (D194); past it, it is taken for lapsed, and stays charged if it ran.
+ */
+const LAPSED_KEPT_MS = 86_400_000;
 
 /** How long a day's per-key counts are kept: this month's and the last are shown. */
 const USE_DAYS_MS = 70 * 86_400_000;
@@ -114,7 +122,11 @@ if quota >= 0 then
   local lapsed = redis.call('ZRANGEBYSCORE', holdsKey, '-inf', ARGV[2], 'LIMIT', 0, 100)
   if #lapsed > 0 then
     local back = 0
-    for _, member in ipairs(lapsed) do back = back + tonumber(string.match(member, ':(%d+)$')) end
+    for _, member in ipairs(lapsed) do
+      local holdId, cost = string.match(member, '^(.*):(%d+)$')
+      back = back + tonumber(cost)
+      redis.call('SET', 'tome:lapsed:' .. holdId, '1', 'PX', ${LAPSED_KEPT_MS})
+    end
     redis.call('ZREM', holdsKey, unpack(lapsed))
     redis.call('HINCRBY', heldKey, account, -back)
   end
@@ -138,7 +150,8 @@ return {counted and 3 or 2, version, record, sentAccount, rateRemaining, spent, 
  * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
  * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
  * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then
- * spends its whole cost if the quota still has it, else nothing, and its answer is withheld (D181), so the quota is never
+ * spends its whole cost if the quota still has it (taking off its tome:lapsed marker: UNSETTLE then knows it ran), else
+ * nothing, and its answer is withheld (D181), so the quota is never
  * overspent and nothing goes out unpaid. Replies {spent, held, charged (1, or 0 for a 2xx the quota no longer had room
  * for)}, or {-1} and writes nothing when the account is gone (accounts are never deleted: the store was flushed while the
  * request ran, D156).
@@ -158,6 +171,7 @@ local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 if spend then
   if kept == 0 and holdId ~= '' and redis.call('EXISTS', 'tome:void:' .. holdId) == 1 then return {spent, held, 0} end
   if kept == 0 and quota >= 0 and quota - spent - held < cost then return {spent, held, 0} end
+  if kept == 0 and holdId ~= '' then redis.call('DEL', 'tome:lapsed:' .. holdId) end
   spent = redis.call('HINCRBY', spentKey, account, cost)
   local useKey = 'tome:use:' .. ARGV[7]
   redis.call('HINCRBY', useKey, ARGV[8] .. ':c', cost)
@@ -172,8 +186,10 @@ return {spent, held, 1}`,
  * what waits in its socket when it goes on). Run once Redis answers again. ARGV: month, account, hold id, cost, the UTC
  * day and key id it was counted to, now and when the hold lapses (both ms, the replica's clock). Its hold still held:
  * the settlement has not run, so the hold goes back and a settlement yet to come spends nothing (tome:void:HOLD). Gone
- * before it lapsed: the settlement ran, and its spending is undone. Lapsed: admission gave it back, and a settlement
- * yet to come spends nothing. Replies 1, 2 or 3 for these.
+ * and not marked lapsed (tome:lapsed:HOLD, written by the admission that gave it back, taken off by a settlement that
+ * spends after): the settlement ran, and its spending is undone, however long the outage lasted (before, one longer than
+ * the lease was taken for a lapse, and stayed charged). Lapsed: admission gave it back, and a settlement yet to come
+ * spends nothing; so too past LAPSED_KEPT_MS after its lapse, when the marker may be gone. Replies 1, 2 or 3 for these.
  */
 export const UNSETTLE = script(
   "unsettle",
@@ -184,7 +200,8 @@ if redis.call('ZREM', holdsKey, holdId .. ':' .. cost) == 1 then
   redis.call('SET', 'tome:void:' .. holdId, '1', 'PX', ${HOLD_LEASE_MS})
   return 1
 end
-if tonumber(ARGV[7]) < tonumber(ARGV[8]) and redis.call('HEXISTS', 'tome:accounts', account) == 1 then
+if redis.call('EXISTS', 'tome:lapsed:' .. holdId) == 0 and tonumber(ARGV[7]) < tonumber(ARGV[8]) + ${LAPSED_KEPT_MS}
+  and redis.call('HEXISTS', 'tome:accounts', account) == 1 then
   redis.call('HINCRBY', 'tome:spent:' .. month, account, -cost)
   redis.call('HINCRBY', 'tome:use:' .. ARGV[5], ARGV[6] .. ':c', -cost)
   return 2
