@@ -118,6 +118,35 @@ describe("three replicas on one Redis", () => {
     }
   });
 
+  test("a replica started while Redis is down compares its settings once Redis answers, and says how they differ (D39)", async () => {
+    const down = await startRedis();
+    const before = { TOME_KEY_MS_PER_SECOND: "0", TOME_PUBLIC_URL: "unset" };
+    down.cli("SET", "tome:settings", JSON.stringify({ at: "2026-12-01T00:00:00.000Z", settings: before }));
+    await down.kill();
+    const late = await startServer({
+      TOME_SNAPSHOT: snapshot,
+      TOME_REDIS_URL: down.url,
+      TOME_KEY_MS_PER_SECOND: "100",
+    });
+    try {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(100))
+        if (late.stderr().includes("cannot be reached yet")) break;
+      expect(late.stderr()).toContain("cannot be reached yet");
+      await down.restart();
+      let warning: string | undefined;
+      for (const deadline = Date.now() + 10_000; !warning && Date.now() < deadline; await Bun.sleep(100))
+        warning = late
+          .stderr()
+          .split("\n")
+          .find((line) => line.includes("settings differ"));
+      expect(warning).toContain("TOME_KEY_MS_PER_SECOND is 100 here, 0 there");
+      expect(JSON.parse(down.cli("GET", "tome:settings")).settings.TOME_KEY_MS_PER_SECOND).toBe("100");
+    } finally {
+      await late.stop();
+      await down.stop();
+    }
+  });
+
   test("a Redis without the append-only file is found, for the replica's warning at start (what a restart of Redis would lose)", async () => {
     const bare = await startRedis();
     const withAof = new RedisAccess({ url: redis.url, keyMsPerSecond: 0 });

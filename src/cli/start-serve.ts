@@ -91,13 +91,27 @@ function replicaSettings(config: Config): Record<string, string> {
   };
 }
 
-/** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
-async function announceRedisKeys(access: RedisAccess, config: Config): Promise<void> {
-  const shared = await access.shareSettings(replicaSettings(config));
+/**
+ * Writes this replica's settings to Redis and says how they differ from the replica's started before it (D39); with
+ * Redis unreachable, once it answers again (a replica started while it was down compared nothing, ever).
+ */
+async function compareSettings(access: RedisAccess, config: Config): Promise<void> {
+  let shared: Awaited<ReturnType<RedisAccess["shareSettings"]>>;
+  try {
+    shared = await access.shareSettings(replicaSettings(config));
+  } catch {
+    if (access.redis.outage) access.onceAnswering(() => void compareSettings(access, config));
+    return;
+  }
   if (shared?.differ.length)
     note(
       `WARNING: this replica's settings differ from those of the replica started before it on Redis at ${access.redis.address}${shared.at ? ` (at ${shared.at})` : ""}: ${shared.differ.map((d) => `${d.name} is ${d.here} here, ${d.there} there`).join("; ")}. Each replica applies its own (a key's work share is its replica's; an operator signed in on one is signed out by a replica with another TOME_ADMIN_TOKEN): give every replica the same settings (docs/redis.md).`,
     );
+}
+
+/** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
+async function announceRedisKeys(access: RedisAccess, config: Config): Promise<void> {
+  await compareSettings(access, config);
   const count = await access.keyCount();
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);

@@ -132,13 +132,23 @@ export class RedisAccess implements Gate {
   private undo: { script: Script; args: string[] }[] = [];
   /** While the undoing runs: admissions wait for it, so that none finds a hold it gives back. */
   private undoing: Promise<void> | undefined;
+  /** What waits for Redis to answer again (onceAnswering). */
+  private readonly whenAnswering: (() => void)[] = [];
 
   constructor(options: RedisAccessOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((line) => console.error(line));
     this.work = new WorkShare(options.keyMsPerSecond);
     this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
-    this.redis.onAnswering = () => this.undoGivenUp();
+    this.redis.onAnswering = () => {
+      this.undoGivenUp();
+      for (const work of this.whenAnswering.splice(0)) work();
+    };
+  }
+
+  /** Runs `work` once, when Redis answers again after the outage it is in now (a replica started while it was down: D39). */
+  onceAnswering(work: () => void): void {
+    this.whenAnswering.push(work);
   }
 
   /** The dashboard's accounts, sessions and usage, in this replica's Redis. */
@@ -170,14 +180,13 @@ export class RedisAccess implements Gate {
   /**
    * Writes this replica's settings (name → value as said) to tome:settings, where the replica started before it wrote its
    * own, and returns how they differ from those (undefined when they cannot be read, or none were written): each replica
-   * applies its own, so a replica started with others is told (D39).
+   * applies its own, so a replica started with others is told (D39). Rejects when Redis did not take them (unreachable:
+   * the caller tries again once it answers, onceAnswering).
    */
   async shareSettings(settings: Record<string, string>): Promise<SettingsDiffer | undefined> {
     const mine = JSON.stringify({ at: new Date(this.now()).toISOString(), settings });
-    const before = await this.redis.command("SET", ["tome:settings", mine, "GET"]).then(
-      (reply) => (typeof reply === "string" ? reply : undefined),
-      () => undefined,
-    );
+    const reply: unknown = await this.redis.command("SET", ["tome:settings", mine, "GET"]);
+    const before = typeof reply === "string" ? reply : undefined;
     if (before === undefined) return undefined;
     let theirs: { at?: unknown; settings?: unknown };
     try {
