@@ -507,47 +507,53 @@ describe("Redis unreachable", () => {
 });
 
 describe("a settlement Redis runs after the replica gave up on it", () => {
-  test("a withheld answer is not charged when its settlement, queued in a stalled Redis, runs later (stopped past the 2 s timeout)", async () => {
-    const { key } = await keyOn(redis.url, { name: "queued", account: "queued", plan: "starter" });
-    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
-    await access.start();
-    // Redis stalls between the request's admission and its settlement (SIGSTOP): the settlement waits in its socket past
-    // the replica's timeout, and runs when Redis goes on (as after DEBUG SLEEP 3, or a reply lost as Redis shut down).
-    let paused = false;
-    const gate = Object.assign(Object.create(access) as RedisAccess, {
-      admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
-        const grant = await access.admit(headers, cost, needs);
-        if (!paused) process.kill(redis.pid(), "SIGSTOP");
-        paused = true;
-        return grant;
-      },
-    });
-    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
-    const get = () => app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
-    try {
-      const withheld = await get();
-      const body = (await withheld.json()) as Json;
-      expect([withheld.status, body.message]).toEqual([503, expect.stringContaining("nothing was charged")]);
-      // Redis goes on, and runs the settlement it was sent; the replica serves again: one answer, one credit.
-      process.kill(redis.pid(), "SIGCONT");
-      let status = 0;
-      for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
-        status = (await get()).status;
-        if (status !== 200) await Bun.sleep(100);
+  // An enterprise account's too (its quota unlimited: before, nothing was held, and its withheld answer was counted).
+  test.each(["starter", "enterprise"] as const)(
+    "a withheld answer is not charged when its settlement, queued in a stalled Redis, runs later (stopped past the 2 s timeout): %s plan",
+    async (plan) => {
+      const { key, id } = await keyOn(redis.url, { name: "queued", account: `queued-${plan}`, plan });
+      const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+      await access.start();
+      // Redis stalls between the request's admission and its settlement (SIGSTOP): the settlement waits in its socket past
+      // the replica's timeout, and runs when Redis goes on (as after DEBUG SLEEP 3, or a reply lost as Redis shut down).
+      let paused = false;
+      const gate = Object.assign(Object.create(access) as RedisAccess, {
+        admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+          const grant = await access.admit(headers, cost, needs);
+          if (!paused) process.kill(redis.pid(), "SIGSTOP");
+          paused = true;
+          return grant;
+        },
+      });
+      const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+      const get = () => app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+      try {
+        const withheld = await get();
+        const body = (await withheld.json()) as Json;
+        expect([withheld.status, body.message]).toEqual([503, expect.stringContaining("nothing was charged")]);
+        // Redis goes on, and runs the settlement it was sent; the replica serves again: one answer, one credit.
+        process.kill(redis.pid(), "SIGCONT");
+        let status = 0;
+        for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
+          status = (await get()).status;
+          if (status !== 200) await Bun.sleep(100);
+        }
+        expect(status).toBe(200);
+        let spent = "";
+        for (const deadline = Date.now() + 5_000; Date.now() < deadline; await Bun.sleep(100)) {
+          spent = redis.cli("HGET", `tome:spent:${month()}`, `queued-${plan}`);
+          if (spent === "1" && redis.cli("HGET", `tome:held:${month()}`, `queued-${plan}`) === "0") break;
+        }
+        expect([spent, redis.cli("HGET", `tome:held:${month()}`, `queued-${plan}`)]).toEqual(["1", "0"]);
+        // The dashboard's count of the key's credits: the answer's, not the withheld one's.
+        expect(redis.cli("HGET", `tome:use:${dayOf(Date.now())}`, `${id}:c`)).toBe("1");
+      } finally {
+        process.kill(redis.pid(), "SIGCONT");
+        app.close();
+        access.stop();
       }
-      expect(status).toBe(200);
-      let spent = "";
-      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await Bun.sleep(100)) {
-        spent = redis.cli("HGET", `tome:spent:${month()}`, "queued");
-        if (spent === "1" && redis.cli("HGET", `tome:held:${month()}`, "queued") === "0") break;
-      }
-      expect([spent, redis.cli("HGET", `tome:held:${month()}`, "queued")]).toEqual(["1", "0"]);
-    } finally {
-      process.kill(redis.pid(), "SIGCONT");
-      app.close();
-      access.stop();
-    }
-  });
+    },
+  );
 });
 
 describe("a settlement given up on across an outage longer than its hold's lease", () => {
@@ -662,8 +668,8 @@ describe("an admission Redis runs after the replica gave up on it", () => {
   });
 
   test("run only after its undoing (UNADMIT), it holds nothing and counts nothing: the account's last credit is its next request's, not kept for the hold's lease", async () => {
-    const { key, id } = await keyOn(redis.url, { name: "late", account: "late", plan: "starter" });
-    redis.cli("HSET", `tome:spent:${month()}`, "late", "49999");
+    const { key, id } = await keyOn(redis.url, { name: "undone-first", account: "undone-first", plan: "starter" });
+    redis.cli("HSET", `tome:spent:${month()}`, "undone-first", "49999");
     const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
     await access.start();
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
@@ -676,11 +682,11 @@ describe("an admission Redis runs after the replica gave up on it", () => {
       await access.redis.run(UNADMIT, [hashKey(key), month(), holdId, "1", day]);
       const late = [hashKey(key), String(now), "1", "0", month(), holdId, String(REQUEST_HOLD_LEASE_MS), "", day];
       await access.redis.run(ADMIT, late);
-      const held = Number(redis.cli("HGET", `tome:held:${month()}`, "late"));
+      const held = Number(redis.cli("HGET", `tome:held:${month()}`, "undone-first"));
       expect([held, Number(redis.cli("HGET", `tome:use:${day}`, `${id}:r`))]).toEqual([0, 0]);
       const answer = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
       expect([answer.status, answer.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
-      expect(redis.cli("HGET", `tome:spent:${month()}`, "late")).toBe("50000");
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "undone-first")).toBe("50000");
     } finally {
       app.close();
       access.stop();

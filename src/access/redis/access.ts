@@ -60,7 +60,7 @@ const STORE_EMPTY: Refusal = {
   retryAfter: UNAVAILABLE_RETRY_AFTER,
 };
 
-/** A hold in Redis: its id in the account's holds (empty for an unlimited quota, which holds nothing). */
+/** A hold in Redis: its id in the account's holds (an unlimited quota's too, which refuses nothing: D194). */
 interface RedisHold extends Hold {
   readonly holdId: string;
   /** When it lapses (ms, this replica's clock). */
@@ -296,8 +296,7 @@ export class RedisAccess implements Gate {
     const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
     const lapsesAt = r.now + r.lease;
-    if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId, lapsesAt };
-    else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "", lapsesAt };
+    if (holdState !== 0) held = { account: key.account, month: r.month.name, holdId: r.holdId, lapsesAt };
     const grant: RedisGrant = {
       key,
       cost: r.cost,
@@ -313,7 +312,7 @@ export class RedisAccess implements Gate {
     // Over its share of this replica's time: refused (429), so its hold goes back; were this
     // lost, the hold would lapse by itself.
     if (workWait && held) {
-      if (holdState === 1) grant.heldThisMonth -= r.cost;
+      grant.heldThisMonth -= r.cost;
       void this.settle(grant, false);
     }
     return grant;
@@ -380,9 +379,8 @@ export class RedisAccess implements Gate {
       () => {
         if (!succeeded) return true;
         // Redis may have run it, or run it still: undone once Redis answers, so that the answer withheld costs nothing.
-        if (hold.holdId !== "" && this.redis.outage) {
+        if (this.redis.outage)
           this.givenUp(UNSETTLE, [...args.slice(0, 4), args[6]!, args[7]!, "", String(hold.lapsesAt)]);
-        }
         return "unreachable" as const;
       },
     );

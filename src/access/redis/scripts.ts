@@ -72,7 +72,7 @@ const planTable = PLAN_NAMES.map((name) => {
  * record and account are the key's JSON, or "" when the version is the one the replica gave
  * (it holds them already: every change of the store bumps the version). Status 1: revoked or
  * expired; 3: admitted to the rate check, followed by rate remaining (-1: over the limit), spent, held, hold (0 none, 1
- * held, 2 unlimited quota: nothing to hold); 2: the scope lacks full, followed by the same, counting nothing and holding
+ * held, 2 held of an unlimited quota, which refuses nothing: the hold tells UNSETTLE whether its settlement ran, D194); 2: the scope lacks full, followed by the same, counting nothing and holding
  * nothing (the rate's remaining at least 0), for the refusal's headers (D23). Spent and held are the month's, this
  * request's hold included. {4}: the replica gave this admission up and undid it before Redis ran it (UNADMIT's
  * tome:void:HOLD): it counts and holds nothing, and nobody reads the reply (D194). Reading that marker is one EXISTS
@@ -118,37 +118,30 @@ elseif count < rate then
   rateRemaining = rate - count
 end
 local spentKey, heldKey, holdsKey = 'tome:spent:' .. month, 'tome:held:' .. month, 'tome:holds:' .. month .. ':' .. account
-if quota >= 0 then
-  local lapsed = redis.call('ZRANGEBYSCORE', holdsKey, '-inf', ARGV[2], 'LIMIT', 0, 100)
-  if #lapsed > 0 then
-    local back = 0
-    for _, member in ipairs(lapsed) do
-      local holdId, cost = string.match(member, '^(.*):(%d+)$')
-      back = back + tonumber(cost)
-      redis.call('SET', 'tome:lapsed:' .. holdId, '1', 'PX', ${LAPSED_KEPT_MS})
-    end
-    redis.call('ZREM', holdsKey, unpack(lapsed))
-    redis.call('HINCRBY', heldKey, account, -back)
+local lapsed = redis.call('ZRANGEBYSCORE', holdsKey, '-inf', ARGV[2], 'LIMIT', 0, 100)
+if #lapsed > 0 then
+  local back = 0
+  for _, member in ipairs(lapsed) do
+    local holdId, cost = string.match(member, '^(.*):(%d+)$')
+    back = back + tonumber(cost)
+    redis.call('SET', 'tome:lapsed:' .. holdId, '1', 'PX', ${LAPSED_KEPT_MS})
   end
+  redis.call('ZREM', holdsKey, unpack(lapsed))
+  redis.call('HINCRBY', heldKey, account, -back)
 end
 local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
 local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 local hold = 0
-if counted and rateRemaining >= 0 then
-  if quota < 0 then
-    hold = 2
-  elseif quota - spent - held >= cost then
-    redis.call('ZADD', holdsKey, string.format('%d', now + lease), holdId .. ':' .. cost)
-    held = redis.call('HINCRBY', heldKey, account, cost)
-    hold = 1
-  end
+if counted and rateRemaining >= 0 and (quota < 0 or quota - spent - held >= cost) then
+  redis.call('ZADD', holdsKey, string.format('%d', now + lease), holdId .. ':' .. cost)
+  held = redis.call('HINCRBY', heldKey, account, cost)
+  hold = quota < 0 and 2 or 1
 end
 return {counted and 3 or 2, version, record, sentAccount, rateRemaining, spent, held, hold}`,
 );
 
 /**
- * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
- * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
+ * Settlement, when the answer's status is known. ARGV: month, account, hold id, cost, spend (1: a 2xx; 0: give it back), quota (-1:
  * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then
  * spends its whole cost if the quota still has it (taking off its tome:lapsed marker: UNSETTLE then knows it ran), else
  * nothing, and its answer is withheld (D181), so the quota is never
@@ -161,17 +154,14 @@ export const SETTLE = script(
   `local month, account, holdId, cost, spend, quota = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] == '1', tonumber(ARGV[6])
 if redis.call('HEXISTS', 'tome:accounts', account) == 0 then return {-1} end
 local spentKey, heldKey, holdsKey = 'tome:spent:' .. month, 'tome:held:' .. month, 'tome:holds:' .. month .. ':' .. account
-local kept = 1
-if holdId ~= '' then
-  kept = redis.call('ZREM', holdsKey, holdId .. ':' .. cost)
-  if kept == 1 then redis.call('HINCRBY', heldKey, account, -cost) end
-end
+local kept = redis.call('ZREM', holdsKey, holdId .. ':' .. cost)
+if kept == 1 then redis.call('HINCRBY', heldKey, account, -cost) end
 local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
 local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 if spend then
-  if kept == 0 and holdId ~= '' and redis.call('EXISTS', 'tome:void:' .. holdId) == 1 then return {spent, held, 0} end
+  if kept == 0 and redis.call('EXISTS', 'tome:void:' .. holdId) == 1 then return {spent, held, 0} end
   if kept == 0 and quota >= 0 and quota - spent - held < cost then return {spent, held, 0} end
-  if kept == 0 and holdId ~= '' then redis.call('DEL', 'tome:lapsed:' .. holdId) end
+  if kept == 0 then redis.call('DEL', 'tome:lapsed:' .. holdId) end
   spent = redis.call('HINCRBY', spentKey, account, cost)
   local useKey = 'tome:use:' .. ARGV[7]
   redis.call('HINCRBY', useKey, ARGV[8] .. ':c', cost)
