@@ -118,31 +118,34 @@ describe("three replicas on one Redis", () => {
     }
   });
 
-  test("a replica started while Redis is down compares its settings once Redis answers, and says how they differ (D39)", async () => {
+  test("a replica started while Redis is down compares its settings once Redis answers, and says how they differ (D39), and that Redis runs without its append-only file (D41)", async () => {
     const down = await startRedis();
     const before = { TOME_KEY_MS_PER_SECOND: "0", TOME_PUBLIC_URL: "unset" };
     down.cli("SET", "tome:settings", JSON.stringify({ at: "2026-12-01T00:00:00.000Z", settings: before }));
-    await down.kill();
-    const late = await startServer({
-      TOME_SNAPSHOT: snapshot,
-      TOME_REDIS_URL: down.url,
-      TOME_KEY_MS_PER_SECOND: "100",
-    });
+    down.cli("CONFIG", "SET", "appendonly", "no");
+    // Stopped (SIGSTOP), not killed: it keeps what it holds without its append-only file.
+    process.kill(down.pid(), "SIGSTOP");
+    let late: ServerProcess | undefined;
     try {
+      late = await startServer({ TOME_SNAPSHOT: snapshot, TOME_REDIS_URL: down.url, TOME_KEY_MS_PER_SECOND: "100" });
+      const server = late;
+      const said = () => server.stderr();
       for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(100))
-        if (late.stderr().includes("cannot be reached yet")) break;
-      expect(late.stderr()).toContain("cannot be reached yet");
-      await down.restart();
-      let warning: string | undefined;
-      for (const deadline = Date.now() + 10_000; !warning && Date.now() < deadline; await Bun.sleep(100))
-        warning = late
-          .stderr()
+        if (said().includes("cannot be reached yet")) break;
+      expect(said()).toContain("cannot be reached yet");
+      process.kill(down.pid(), "SIGCONT");
+      const line = (text: string) =>
+        said()
           .split("\n")
-          .find((line) => line.includes("settings differ"));
-      expect(warning).toContain("TOME_KEY_MS_PER_SECOND is 100 here, 0 there");
+          .find((l) => l.includes(text));
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(100))
+        if (line("settings differ") && line("without its append-only file")) break;
+      expect(line("settings differ")).toContain("TOME_KEY_MS_PER_SECOND is 100 here, 0 there");
+      expect(line("without its append-only file")).toBeDefined();
       expect(JSON.parse(down.cli("GET", "tome:settings")).settings.TOME_KEY_MS_PER_SECOND).toBe("100");
     } finally {
-      await late.stop();
+      process.kill(down.pid(), "SIGCONT");
+      await late?.stop();
       await down.stop();
     }
   });

@@ -123,9 +123,16 @@ async function announceRedisKeys(access: RedisAccess, config: Config): Promise<v
     note(
       `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… ${commandLine("keys")}.`,
     );
-  if ((await access.appendOnly()) === false)
+  await warnWithoutAof(access);
+}
+
+/** Says when Redis runs without its append-only file (D41); with Redis unreachable, once it answers again. */
+async function warnWithoutAof(access: RedisAccess): Promise<void> {
+  const appendOnly = await access.appendOnly();
+  if (appendOnly === undefined && access.redis.outage) access.onceAnswering(() => void warnWithoutAof(access));
+  if (appendOnly === false)
     note(
-      `${where} runs without its append-only file: a restart of Redis loses every key change and credit since its last snapshot, revocations included. Run it with appendonly yes and appendfsync everysec (docs/redis.md).`,
+      `Redis at ${access.redis.address} runs without its append-only file: a restart of Redis loses every key change and credit since its last snapshot, revocations included. Run it with appendonly yes and appendfsync everysec (docs/redis.md).`,
     );
 }
 
