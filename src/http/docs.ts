@@ -320,6 +320,18 @@ export const KEY_ERRORS = {
   ),
 };
 
+/**
+ * The answer to `If-None-Match: *` on a route whose answers have no ETag but which has an answer to give (D34,
+ * D148): a search always, lucky when it finds a page.
+ */
+export const anyAnswerNotModified = (why: string) => ({
+  304: described(
+    t.Void(),
+    `\`If-None-Match: *\`: ${why}, so none is sent. No body; costs no credit, but counts against the rate limit`,
+    { mediaType: "" },
+  ),
+});
+
 /** The answer to If-None-Match naming the current ETag, for the routes whose answers have one. */
 export const NOT_MODIFIED = {
   304: described(

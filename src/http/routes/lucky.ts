@@ -1,7 +1,7 @@
 /** GET /v1/lucky (api.md 4.5; D13). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
+import { anyAnswerNotModified, described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
@@ -17,6 +17,7 @@ export const luckyRoutes = ({ answers, searches }: ApiContext) => {
     parse: JSON_ONLY,
     response: {
       200: described(LuckyResponse, "The best page with all its chunks"),
+      ...anyAnswerNotModified("a query some page matches has an answer (the search still runs, to find out)"),
       400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format", {
         examples: {
           [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),

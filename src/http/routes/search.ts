@@ -1,8 +1,7 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
-import { Type as t } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
+import { anyAnswerNotModified, described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import type { Exchange } from "../pipeline";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
@@ -31,13 +30,7 @@ export const searchRoutes = ({ answers, searches }: ApiContext) => {
       200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks", {
         checked: false,
       }),
-      304: described(
-        t.Void(),
-        "`If-None-Match: *`: a search always has an answer, so none is sent. No body; costs no credit, but counts against the rate limit",
-        {
-          mediaType: "",
-        },
-      ),
+      ...anyAnswerNotModified("a search always has an answer"),
       400: described(
         ErrorBody,
         "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length, highlight or show_ranking_score",
