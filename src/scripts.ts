@@ -26,6 +26,22 @@ const SOFT_HYPHENS = /\u00ad/g;
 /** `text` without its soft hyphens: left in, they cut a word in two for the index and for a query (D153). */
 export const withoutSoftHyphens = (text: string) => text.replace(SOFT_HYPHENS, "");
 
+/** A space by Unicode (its White_Space), or the byte order mark that String.prototype.trim() also removes. */
+const SPACE = /[\p{White_Space}\uFEFF]/u;
+
+/**
+ * `text` without the spaces around it, as D6 trims q: every Unicode space, where String.prototype.trim() keeps NEL
+ * (U+0085), so that a q of NEL alone was searched instead of refused as blank. A loop, not a regular expression: a
+ * `\s+$` tried at each space of a long run inside a 128 KiB q (D88) would take quadratic time.
+ */
+export function trimSpaces(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && SPACE.test(text[start]!)) start++;
+  while (end > start && SPACE.test(text[end - 1]!)) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
+}
+
 /**
  * The characters (code points) of `text`, as users count them and D6 bounds q: a surrogate pair is one. Counted in
  * place: `[...text].length` makes an array of every character first, 200,000 elements for a pasted 200,000-word q

@@ -475,6 +475,12 @@ describe("GET /v1/search", () => {
       "/v1/search?q=%20%09%20",
       "/v1/search?limit=5",
       "/v1/search?Q=albedo",
+      // Unicode's other spaces: no-break, ideographic, em, line separator, and NEL (U+0085), which JavaScript's trim()
+      // keeps (it was searched, 200 with no hits, and lucky's 404 no results found).
+      "/v1/search?q=%C2%A0%E3%80%80%E2%80%83%E2%80%A8",
+      "/v1/search?q=%C2%85",
+      "/v1/lucky?q=%C2%85",
+      "/v1/search?q=%20%C2%85%09",
     ])
       await fails(path, 400, "missing q");
   });

@@ -277,6 +277,7 @@ for (const [name, connect] of [
         "invalid_parameter: limit must be an integer from 1 to 50 (base-10 digits).",
       );
       expect(await fails("search", { q: "   " })).toBe("missing q: The argument q is required.");
+      expect(await fails("search", { q: " \u0085 " })).toBe("missing q: The argument q is required.");
       expect(await fails("search", {})).toBe("missing q: The argument q is required.");
       expect(await fails("search", { q: "x".repeat(501) })).toBe(
         "invalid_parameter: q must be at most 500 characters.",

@@ -9,7 +9,7 @@
  * Unknown parameters are ignored (D3).
  */
 import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
-import { codePoints, escapeRegExp } from "../scripts";
+import { codePoints, escapeRegExp, trimSpaces } from "../scripts";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { PARAMETERS } from "./openapi";
 import { exchangeOf, routedPath, type Exchange } from "./pipeline";
@@ -146,7 +146,7 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
     const values = given?.get(name) ?? [];
     if (values.length > 1) throw invalidParameter(name, values.join(","), "given once");
     let raw = values[0];
-    if (raw !== undefined && prop["x-trimmed"]) raw = raw.trim();
+    if (raw !== undefined && prop["x-trimmed"]) raw = trimSpaces(raw);
     if (raw === undefined || (raw === "" && required.has(name))) {
       if (required.has(name)) throw missingParameter(name, `The query parameter ${name} is required.`);
       if (prop.default !== undefined) out[name] = prop.default;

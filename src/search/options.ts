@@ -3,7 +3,7 @@
  * its guards. Every stage reads them here; engine.ts re-exports them.
  */
 import { checkOption, checkOptions, integerFrom, type OptionRule, said } from "../errors";
-import { codePoints } from "../scripts";
+import { codePoints, trimSpaces } from "../scripts";
 import { SEARCH_BUDGET_MS } from "../request-time";
 import type { SnapshotPage } from "../snapshot";
 import { MAX_WORDS } from "./postings/shard-types";
@@ -117,7 +117,7 @@ export { checkOption, type OptionRule };
  */
 export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
   if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
-  const chars = q.length > GUARDS.maxQueryChars ? codePoints(q.trim()) : q.length;
+  const chars = q.length > GUARDS.maxQueryChars ? codePoints(trimSpaces(q)) : q.length;
   if (chars > GUARDS.maxQueryChars)
     throw new RangeError(
       `${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${chars.toLocaleString("en-US")}: cut it first (only its first ${GUARDS.maxWords} words are searched anyway).`,

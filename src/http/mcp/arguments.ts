@@ -12,6 +12,7 @@
 import type { TObject } from "@sinclair/typebox";
 import { ApiError, apiError, ERRORS, missingParameter, shortened } from "../errors";
 import { readQuery, type Filled, type ReadOptions } from "../params";
+import { trimSpaces } from "../../scripts";
 
 export function readArguments<T extends TObject>(
   schema: T,
@@ -38,7 +39,7 @@ export function readArguments<T extends TObject>(
   }
   for (const name of schema.required ?? []) {
     const value = query.get(name);
-    if (value === null || value.trim() === "") throw missingParameter(name, `The argument ${name} is required.`);
+    if (value === null || trimSpaces(value) === "") throw missingParameter(name, `The argument ${name} is required.`);
   }
   return readQuery(schema, `?${query}`, options);
 }
