@@ -189,11 +189,11 @@ describe("/v1/openapi.json", () => {
       expect({ id, valid: chunkId.test(id) }).toEqual({ id, valid: false });
     const keyed = ["401", "403", "413", "429", "503"];
     const answers: Record<string, string[]> = {
-      "/v1/search": ["200", "304", "400", ...keyed],
-      "/v1/page/{page_id}": ["200", "304", "400", "404", ...keyed],
-      "/v1/chunk/{id}": ["200", "304", "400", "404", ...keyed],
-      "/v1/changes": ["200", "304", "400", ...keyed],
-      "/v1/lucky": ["200", "304", "400", "404", ...keyed],
+      "/v1/search": ["200", "304", "400", "500", ...keyed],
+      "/v1/page/{page_id}": ["200", "304", "400", "404", "500", ...keyed],
+      "/v1/chunk/{id}": ["200", "304", "400", "404", "500", ...keyed],
+      "/v1/changes": ["200", "304", "400", "500", ...keyed],
+      "/v1/lucky": ["200", "304", "400", "404", "500", ...keyed],
       "/v1/license": ["200", "304", "400", ...keyed],
       "/v1/meta": ["200", "304", "400", ...keyed],
     };
@@ -459,6 +459,7 @@ describe("/v1/openapi.json", () => {
       logError: () => {},
     });
     const pdfBusy = createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } });
+    const faulty = faultingApp();
     // A search pool with no room at all: every search is refused (D104).
     const searchBusy = createApp(engine, { searchWorkers: 1, searchQueue: 0 });
     let checked = 0;
@@ -469,7 +470,11 @@ describe("/v1/openapi.json", () => {
         )) {
           const id = `${op.operationId} ${status} ${name}`;
           let answer: Response;
-          if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
+          if (status === "500" && name === ERRORS.internalError.code) {
+            const at = path.replace("{page_id}", "39").replace("{id}", "39_0");
+            const q = op.operationId === "search" || op.operationId === "lucky" ? "?q=albedo" : "";
+            answer = await faulty.handle(new Request(`http://localhost${at}${q}`));
+          } else if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
           else if (status === "413") {
             const long = { headers: { "content-length": "100000" } };
             answer = await pdfFails.handle(new Request(`http://localhost${path.replace("{page_id}", "39")}`, long));
@@ -593,6 +598,17 @@ describe("/v1/openapi.json", () => {
       "/v1/pdf/39.pdf",
       createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } }),
     );
+    // A fault of the server's met by a request that reads the snapshot (D1, D167: damage in it is one).
+    const faulty = faultingApp();
+    for (const path of [
+      "/v1/search?q=albedo",
+      "/v1/lucky?q=albedo",
+      "/v1/page/39",
+      "/v1/chunk/39_0",
+      "/v1/changes",
+      "/v1/pdf/39",
+    ])
+      await inProcess(path, faulty);
     const searchBusy = createApp(engine, { searchWorkers: 1, searchQueue: 0 });
     await inProcess("/v1/search?q=albedo", searchBusy);
     await inProcess("/v1/lucky?q=albedo", searchBusy);
@@ -671,6 +687,16 @@ describe("/v1/openapi.json", () => {
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 304, 400, 401, 403, 404, 413, 429, 500, 503]));
   });
 });
+
+/** An app whose every read of the snapshot fails (as a damaged one's does, D167): its routes answer D1's 500. */
+function faultingApp() {
+  const broken = Object.create(engine) as Engine;
+  const fault = () => {
+    throw new Error("a read of the snapshot failed");
+  };
+  Object.assign(broken, { search: fault, page: fault, changes: fault, lucky: fault });
+  return createApp(broken, { logError: () => {} });
+}
 
 /**
  * The 429 a burst of requests past a free key's 10 a second gets. Windows are Unix seconds (D19): a second's end

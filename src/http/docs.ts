@@ -332,6 +332,28 @@ export const anyAnswerNotModified = (why: string) => ({
   ),
 });
 
+/**
+ * A fault of the server's met by a request, on the routes that read the snapshot for each request: D1's 500, whose
+ * most likely cause is damage in the snapshot served (D167, which the log names).
+ */
+const FAULT_DESCRIPTION =
+  "`internal_error`: the server failed to answer (a fault of its own, such as damage in the snapshot it serves, which its log names); nothing is charged";
+export const FAULT = {
+  500: described(ErrorBody, FAULT_DESCRIPTION, {
+    examples: { [ERRORS.internalError.code]: errorBody(ERRORS.internalError) },
+  }),
+};
+
+/** The PDF route's 500: its renderer's failure, or a fault as any route's (FAULT). */
+export const PDF_FAULT = {
+  500: described(ErrorBody, `\`PDF generation failed\`: nothing is charged; or ${FAULT_DESCRIPTION}`, {
+    examples: {
+      [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
+      [ERRORS.internalError.code]: errorBody(ERRORS.internalError),
+    },
+  }),
+};
+
 /** The answer to If-None-Match naming the current ETag, for the routes whose answers have one. */
 export const NOT_MODIFIED = {
   304: described(

@@ -1,7 +1,7 @@
 /** GET /v1/changes (api.md 4.3; D12). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
+import { CACHED_HEADERS, described, FAULT, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { ApiError, echoed, errorBody, ERRORS } from "../errors";
 import { route } from "../params";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
@@ -33,6 +33,7 @@ export const changesRoutes = ({ answers }: ApiContext) => {
         },
       }),
       ...KEY_ERRORS,
+      ...FAULT,
     },
     detail: {
       ...KEYED,

@@ -1,7 +1,7 @@
 /** GET /v1/lucky (api.md 4.5; D13). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { anyAnswerNotModified, described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
+import { anyAnswerNotModified, described, JSON_ONLY, FAULT, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
@@ -31,6 +31,7 @@ export const luckyRoutes = ({ answers, searches }: ApiContext) => {
         examples: { [ERRORS.noResults.code]: errorBody(ERRORS.noResults) },
       }),
       ...KEY_ERRORS,
+      ...FAULT,
       ...SEARCH_BUSY,
     },
     detail: {

@@ -1,7 +1,7 @@
 /** GET /v1/page/{page_id} (api.md 4.2; D10) and GET /v1/chunk/{id} (api.md 4.4; D11). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
+import { CACHED_HEADERS, described, FAULT, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { errorBody, ERRORS } from "../errors";
 import { route } from "../params";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
@@ -52,6 +52,7 @@ export const pageRoutes = ({ answers }: ApiContext) => {
           examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
         }),
         ...KEY_ERRORS,
+        ...FAULT,
       },
       detail: {
         ...KEYED,
@@ -88,6 +89,7 @@ export const pageRoutes = ({ answers }: ApiContext) => {
           examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
         }),
         ...KEY_ERRORS,
+        ...FAULT,
       },
       detail: {
         ...KEYED,

@@ -12,7 +12,17 @@ import {
   type PdfRenderService,
 } from "../../pdf";
 import type { ApiContext } from "../context";
-import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_FORBIDDEN, PDF_HEADERS, RETRY_HEADERS } from "../docs";
+import {
+  alsoAt,
+  described,
+  KEY_ERRORS,
+  KEYED,
+  NOT_MODIFIED,
+  PDF_FAULT,
+  PDF_FORBIDDEN,
+  PDF_HEADERS,
+  RETRY_HEADERS,
+} from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
 import { checkQuota, route } from "../params";
 import { CLIENT_GONE } from "../pipeline";
@@ -111,11 +121,7 @@ export const pdfRoutes = (
       404: described(ErrorBody, "`page not found`", {
         examples: { [ERRORS.pageNotFound.code]: errorBody(ERRORS.pageNotFound, 1) },
       }),
-      500: described(ErrorBody, "`PDF generation failed`: nothing is charged", {
-        examples: {
-          [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
-        },
-      }),
+      ...PDF_FAULT,
       503: described(
         UnavailableBody,
         "`service_unavailable`: too many PDFs are being rendered, the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",

@@ -1,7 +1,7 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { anyAnswerNotModified, described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
+import { anyAnswerNotModified, described, JSON_ONLY, FAULT, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import type { Exchange } from "../pipeline";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
@@ -45,6 +45,7 @@ export const searchRoutes = ({ answers, searches }: ApiContext) => {
         },
       ),
       ...KEY_ERRORS,
+      ...FAULT,
       ...SEARCH_BUSY,
     },
     detail: {
