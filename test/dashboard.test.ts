@@ -437,6 +437,26 @@ describe("one server, keys in files", () => {
     await page.close();
   });
 
+  test("a key's name of 100 emoji and CJK Extension B ideographs (200 UTF-16 units) is typed whole and made; the 101st is refused, as the message says", async () => {
+    await roomFor(30);
+    const page = await newPage();
+    expect(await signIn(page, base, issueToken(data, "astral", "growth"))).toBe(200);
+    // The field cut it at 100 units (maxlength counts them): 50 characters were made.
+    const astral = "𠮷📚".repeat(50);
+    expect((await createKey(page, astral)).status).toBe(201);
+    expect(await page.$eval("#created-title bdi", (el) => el.textContent)).toBe(astral);
+    // One more: the browser says so and sends nothing, or the server refuses it (400); no key is made either way.
+    await page.type("#name", `${astral}📚`);
+    expect(await page.$eval("#name", (el) => (el as unknown as { value: string }).value)).toBe(`${astral}📚`);
+    const sentBefore = requested.length;
+    await page.click("form[action='/dashboard/keys'] button[type=submit]");
+    expect(await page.$eval("#name", (el) => (el as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(
+      false,
+    );
+    expect(requested.length).toBe(sentBefore);
+    await page.close();
+  });
+
   test("forms replayed without their CSRF token, or from another origin, are refused; API keys never open the dashboard", async () => {
     await roomFor(55); // 41 sent when counted
     const page = await newPage();
@@ -1486,6 +1506,28 @@ describe("in process (app.handle)", () => {
     }
     const after = await (await handle("/dashboard", { headers: { cookie } })).text();
     expect((after.match(/<tr/g) ?? []).length).toBe(before);
+  });
+
+  test("a key's name is bounded in characters, not UTF-16 units: 100 emoji and CJK Extension B ideographs (200 units) make a key, 101 are refused", async () => {
+    const cookie = await sessionCookie(updateKeyFile(data, (f) => createAccountAccess(f, "astral", "growth").token));
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const create = (name: string) =>
+      handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name, scope: "read" }),
+      });
+    const astral = "𠮷📚".repeat(50);
+    const made = await create(astral);
+    expect([made.status, await made.text()]).toEqual([
+      201,
+      expect.stringContaining(`Your new key “<bdi>${astral}</bdi>”`),
+    ]);
+    const over = await create(`${astral}📚`);
+    expect([over.status, await over.text()]).toEqual([
+      400,
+      expect.stringContaining("Give the key a name of 1 to 100 characters."),
+    ]);
   });
 
   test("a HEAD is answered with the headers of its GET, the length included (it was 0), and no body", async () => {

@@ -641,6 +641,11 @@ describe("the key tool", () => {
     );
     const made = await newKey(dir, "--name", "x".repeat(100), "--account", "acme");
     expect(made.name).toBe("x".repeat(100));
+    // Characters, not UTF-16 units: a name of 100 emoji or CJK Extension B ideographs (200 units) is as long, and was refused.
+    const astral = "𠮷📚".repeat(50);
+    expect((await newKey(dir, "--name", astral, "--account", "acme")).name).toBe(astral);
+    const over = await keyTool(dir, "create", "--name", `${astral}📚`, "--account", "acme");
+    expect(over.stderr).toContain("a key's name must be 1 to 100 characters, not 101");
   });
 
   test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {

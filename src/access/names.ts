@@ -8,6 +8,7 @@
  */
 import { KeyStoreError } from "./errors";
 import { printableName, UNSHOWN } from "../printable";
+import { codePoints } from "../scripts";
 
 /** What an account's name is made of. */
 const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -36,12 +37,16 @@ export function checkAccountName(name: string): void {
   if (problem) throw new KeyStoreError(`an account's name ${problem}. Nothing was changed.`);
 }
 
-/** A key's name at most: the dashboard's field holds this many, and the key tool's list stays a table. */
+/**
+ * A key's name at most, in characters as D6 counts them (code points: an emoji or 𠮷 is one, not the two UTF-16 units
+ * `length` counts): the dashboard's field holds this many, and the key tool's list stays a table.
+ */
 export const KEY_NAME_MAX = 100;
 
 /** Why `name` cannot name a key, as the end of a sentence ("A key's name …"); undefined when it can. */
 export function keyNameProblem(name: string): string | undefined {
-  if (name.length > KEY_NAME_MAX) return `must be 1 to ${KEY_NAME_MAX} characters, not ${name.length}`;
+  const length = codePoints(name);
+  if (length > KEY_NAME_MAX) return `must be 1 to ${KEY_NAME_MAX} characters, not ${length}`;
   if (!UNSHOWN.test(name)) return undefined;
   return `may not hold control characters (line breaks, tabs, terminal escapes) or marks that turn the text's direction, as "${printableName(name)}" does`;
 }

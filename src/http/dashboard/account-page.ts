@@ -86,7 +86,7 @@ function createForm(v: AccountView): Html {
 ${full ? html`<p class="alert warn" role="status">${reason}</p>` : ""}
 <form method="post" action="/dashboard/keys" class="create">
 ${csrfField(v.csrf)}<input type="hidden" name="form" value="${v.formId}">
-<div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="${KEY_NAME_MAX}" value="${f.name}" placeholder="e.g. Production server" ${full ? html`disabled` : ""}></div>
+<div class="field"><label for="name">Name</label><input id="name" name="name" required pattern="[\\s\\S]{1,${KEY_NAME_MAX}}" title="1 to ${KEY_NAME_MAX} characters" value="${f.name}" placeholder="e.g. Production server" ${full ? html`disabled` : ""}></div>
 <fieldset class="field"><legend>Scope</legend>
 <label class="choice"><input type="radio" name="scope" value="read" ${f.scope !== "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Read</strong> — search, pages and chunks</span></label>
 <label class="choice"><input type="radio" name="scope" value="full" ${f.scope === "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Full</strong> — also renders PDFs</span></label>

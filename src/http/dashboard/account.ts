@@ -14,6 +14,7 @@ import {
   revokeKey,
   type KeyRecord,
 } from "../../access";
+import { codePoints } from "../../scripts";
 import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
@@ -88,7 +89,8 @@ export async function createOwnKey(v: Visit): Promise<Response> {
   const id = FORM_ID.test(formId) ? keyIdOf(session.csrf, formId) : undefined;
   const refuse = async (error: string, status = 400) =>
     respond(v, status, accountPage(await viewOf(v, { error, form: { name, scope, expires } })));
-  if (!name || name.length > KEY_NAME_MAX) return refuse(`Give the key a name of 1 to ${KEY_NAME_MAX} characters.`);
+  if (!name || codePoints(name) > KEY_NAME_MAX)
+    return refuse(`Give the key a name of 1 to ${KEY_NAME_MAX} characters.`);
   const unshown = keyNameProblem(name);
   if (unshown) return refuse(`A key's name ${unshown}.`);
   if (scope !== "read" && scope !== "full") return refuse("Choose the key's scope: read or full.");
