@@ -34,7 +34,8 @@ export const READ = {
     if (which === "--help" || which === "-h") return "help";
     if (which !== "create" && which !== "token")
       throw new ArgumentError(
-        `keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`,
+        // Said after "keys account: ", as every message of the command is (it said "keys account: keys account takes…").
+        which === undefined ? "create or token is required" : `takes create or token, not ${given(which)}`,
       );
     const read = readArgs(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
     return read.values.help ? "help" : { which, ...read };
