@@ -457,6 +457,43 @@ describe("one server, keys in files", () => {
     await page.close();
   });
 
+  test("a long key name of words wraps between its words on a phone (375 px), in the new key's heading, the list and the revoke page: it broke mid-word", async () => {
+    await roomFor(30);
+    const page = await newPage();
+    expect(await signIn(page, base, issueToken(data, "wordy", "growth"))).toBe(200);
+    const name = "Nightly synchronisation of the internationalisation glossary";
+    expect((await createKey(page, name)).status).toBe(201);
+    /** The words of the name in `selector` at 375 px that lie on more than one line. */
+    const broken = async (selector: string) => {
+      await page.setViewport({ width: 375, height: 800 });
+      return page.$eval(selector, (el) => {
+        const text = [...el.childNodes].find((n) => n.nodeType === 3 && n.textContent!.includes(" "))!;
+        const split: string[] = [];
+        for (const m of text.textContent!.matchAll(/\S+/g)) {
+          const range = el.ownerDocument.createRange();
+          range.setStart(text, m.index);
+          range.setEnd(text, m.index + m[0].length);
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          if (lines.size > 1) split.push(m[0]);
+        }
+        return split;
+      });
+    };
+    expect(await broken("#created-title bdi")).toEqual([]);
+    await page.goto(`${base}/dashboard`);
+    expect(await broken("table.keys .key-name")).toEqual([]);
+    // A name of no spaces still wraps within the screen.
+    expect((await createKey(page, "x".repeat(100))).status).toBe(201);
+    await page.goto(`${base}/dashboard`);
+    await page.setViewport({ width: 375, height: 800 });
+    const [scroll, client] = await page.$eval("html", (el) => [el.scrollWidth, el.clientWidth]);
+    expect(scroll).toBe(client);
+    await shoot(page, "long-words-name");
+    await revoke(page, name);
+    expect(await broken("h1 bdi")).toEqual([]);
+    await page.close();
+  });
+
   test("forms replayed without their CSRF token, or from another origin, are refused; API keys never open the dashboard", async () => {
     await roomFor(55); // 41 sent when counted
     const page = await newPage();
