@@ -1567,6 +1567,34 @@ describe("in process (app.handle)", () => {
     ]);
   });
 
+  test("a refusal's page shown while signed in has Sign out, as every other page has: a page that is not there (404), a key that is not the account's (404), the wrong method (405)", async () => {
+    const cookie = await sessionCookie(token);
+    const operator = await sessionCookie(ADMIN_TOKEN);
+    const signOut = `<form method="post" action="/dashboard/sign-out">`;
+    for (const [path, init, status, who] of [
+      ["/dashboard/nope", { headers: { cookie } }, 404, "Account acme"],
+      ["/dashboard/keys/key_missing/revoke", { headers: { cookie } }, 404, "Account acme"],
+      ["/dashboard/sign-in", { method: "PUT", headers: { cookie } }, 405, "Account acme"],
+      ["/dashboard/nope", { headers: { cookie: operator } }, 404, "Operator"],
+    ] as const) {
+      const r = await handle(path, init);
+      const text = await r.text();
+      expect({ path, status: r.status, signOut: text.includes(signOut), who: text.includes(`>${who}</span>`) }).toEqual(
+        {
+          path,
+          status,
+          signOut: true,
+          who: true,
+        },
+      );
+    }
+    // Signed out (no cookie, or one no session has), the same pages offer no Sign out.
+    for (const headers of [{}, { cookie: "tome_session=gone" }] as Record<string, string>[]) {
+      const text = await (await handle("/dashboard/nope", { headers })).text();
+      expect(text).not.toContain(signOut);
+    }
+  });
+
   test("a HEAD is answered with the headers of its GET, the length included (it was 0), and no body", async () => {
     const cookie = await sessionCookie(token);
     for (const path of ["/dashboard/sign-in", "/dashboard", "/dashboard/dashboard.css", "/dashboard/nope"]) {

@@ -80,9 +80,15 @@ ${csrfField(o.csrf)}
   });
 }
 
-export function messagePage(o: { title: string; message: string; back?: { href: string; label: string } }): string {
+export function messagePage(o: {
+  title: string;
+  message: string;
+  back?: { href: string; label: string };
+  who?: Frame["who"];
+}): string {
   return page({
     title: o.title,
+    who: o.who,
     body: html`<section class="card narrow"><h1>${o.title}</h1><p>${o.message}</p>${o.back ? html`<p><a class="button primary" href="${o.back.href}">${o.back.label}</a></p>` : ""}</section>`,
   });
 }

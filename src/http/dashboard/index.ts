@@ -101,6 +101,17 @@ function withoutSlash(v: Visit, method: string): Response | undefined {
   return respond(v, 308, null, { location: query < 0 ? bare : bare + url.slice(query) });
 }
 
+/**
+ * The session of a visit refused before its route was known (no such page, another method), so that the refusal's page
+ * offers Sign out to someone signed in, as every page does: it had none. A store out of reach leaves it out.
+ */
+async function refusingTo(v: Visit): Promise<void> {
+  v.signedIn = await sessionOf(v).catch((err) => {
+    if (err instanceof KeyStoreError || err instanceof KeyStoreUnwritable) return undefined;
+    throw err;
+  });
+}
+
 /** The visit's route (its parameters set on the visit, its session looked up if it needs one), or the refusal. */
 async function routeOf(v: Visit): Promise<Route | Response> {
   const method = v.request.method === "HEAD" ? "GET" : v.request.method;
@@ -111,10 +122,12 @@ async function routeOf(v: Visit): Promise<Route | Response> {
   if (!matched.length) {
     const moved = withoutSlash(v, method);
     if (moved) return moved;
+    await refusingTo(v);
     throw notFound();
   }
   const forMethod = matched.filter(({ r }) => r.method === method);
   if (!forMethod.length) {
+    await refusingTo(v);
     const allow = [...new Set(matched.map(({ r }) => (r.method === "GET" ? "GET, HEAD" : r.method)))].join(", ");
     throw new Refused(405, "Not allowed", `This page takes ${allow} only.`, { allow });
   }

@@ -47,9 +47,15 @@ export function redirect(v: Pick<Visit, "request" | "secure">, to: string, cooki
   return respond(v, 303, null, [["location", to], ...cookies.map((c): [string, string] => ["set-cookie", c])]);
 }
 
-export function refusedPage(v: Pick<Visit, "request" | "secure">, refused: Refused): Response {
+/** A refusal's page; signed in, with the top bar's Sign out and who is signed in, as every other page has. */
+export function refusedPage(v: Pick<Visit, "request" | "secure" | "signedIn">, refused: Refused): Response {
   const back = { href: DASHBOARD_PATH, label: "Back to the dashboard" };
-  return respond(v, refused.status, messagePage({ title: refused.title, message: refused.message, back }), {
+  const session = v.signedIn?.session;
+  const who = session && {
+    label: session.account === "" ? "Operator" : `Account ${session.account}`,
+    csrf: session.csrf,
+  };
+  return respond(v, refused.status, messagePage({ title: refused.title, message: refused.message, back, who }), {
     ...refused.headers,
   });
 }
