@@ -716,6 +716,27 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     }
   });
 
+  test("headings and link prefixes named as members of every object (constructor, __proto__) are text as any other: their sections kept, their links not files", async () => {
+    // Albedo's text (the 2016 sample) under such headings, in a wiki of English and of such a language.
+    const albedo = byTitle(await ingested({ dumps: [EN_2016] }), "Albedo");
+    const [intro, white] = [albedo.chunks[0]!.text, albedo.chunks[2]!.text];
+    const text = `${intro}\n== constructor ==\n${white}\n== __proto__ ==\n[[constructor:Albedo|Albedo]] and [[__proto__:Albedo]] of snow.\n== References ==\nA source.`;
+    for (const lang of ["en", "constructor", "__proto__"]) {
+      const r = await ingest({ dumps: [writeExport([{ title: "Albedo", text }], lang)], workers: 1 });
+      const [article] = r.articles;
+      expect({ lang, headings: article!.sections.map((s) => s.heading) }).toEqual({
+        lang,
+        headings: ["", "constructor", "__proto__"],
+      });
+      const last = article!.chunks.at(-1)!;
+      expect({ lang, heading: article!.sections[last.section]!.heading, text: last.text }).toEqual({
+        lang,
+        heading: "__proto__",
+        text: "Albedo and __proto__:Albedo of snow.",
+      });
+    }
+  });
+
   test("a dump with neither <siteinfo> nor xml:lang is of en.wikipedia.org, the language it is taken to be in, not of '.wikipedia.org'", async () => {
     const path = join(tempDir(), "bare.xml");
     writeFileSync(

@@ -4,12 +4,14 @@
  * aliases that siteinfo does not list.
  */
 import type { WikiNames } from "./markup";
+import { ownTable } from "./tex-symbols";
 
 const FILE = 6;
 const MEDIA = -2;
 const CATEGORY = 14;
 
-const FILE_ALIASES: Record<string, string[]> = {
+/** By the wiki's language, which the dump names: a table without a prototype (a wiki of language `constructor` has none). */
+const FILE_ALIASES = ownTable<string[]>({
   bn: ["ফাইল", "চিত্র"],
   el: ["Εικόνα", "Αρχείο"],
   hy: ["Պատկեր", "Ֆայլ"],
@@ -17,10 +19,10 @@ const FILE_ALIASES: Record<string, string[]> = {
   mr: ["चित्र", "संचिका"],
   uk: ["Зображення", "Файл"],
   vi: ["Hình", "Tập tin"],
-};
+});
 
 export function wikiNames(lang: string, namespaces: Map<string, number>): WikiNames {
-  const file = ["File", "Image", "Media", ...(Object.hasOwn(FILE_ALIASES, lang) ? FILE_ALIASES[lang]! : [])];
+  const file = ["File", "Image", "Media", ...(FILE_ALIASES[lang] ?? [])];
   const category = ["Category"];
   for (const [name, key] of namespaces) {
     if (key === FILE || key === MEDIA) file.push(name);

@@ -1,9 +1,12 @@
 /**
  * Sections that only list sources or links. They are dropped with their subsections.
  * Names per language code; English names are dropped in every language, since many
- * wikis copy them.
+ * wikis copy them. Looked up by the wiki's language, which the dump names (a wiki of language `constructor` is of
+ * none known): a table without a prototype.
  */
-const SOURCE_SECTIONS: Record<string, string[]> = {
+import { ownTable } from "./tex-symbols";
+
+const SOURCE_SECTIONS = ownTable<string[]>({
   en: [
     "references",
     "notes",
@@ -98,7 +101,7 @@ const SOURCE_SECTIONS: Record<string, string[]> = {
     "nguồn",
     "tài liệu tham khảo",
   ],
-};
+});
 
 const normalize = (heading: string): string =>
   heading
@@ -113,9 +116,7 @@ const cache = new Map<string, Set<string>>();
 function namesFor(lang: string): Set<string> {
   let set = cache.get(lang);
   if (!set) {
-    set = new Set(
-      [...SOURCE_SECTIONS.en!, ...(Object.hasOwn(SOURCE_SECTIONS, lang) ? SOURCE_SECTIONS[lang]! : [])].map(normalize),
-    );
+    set = new Set([...SOURCE_SECTIONS.en!, ...(SOURCE_SECTIONS[lang] ?? [])].map(normalize));
     cache.set(lang, set);
   }
   return set;
