@@ -530,6 +530,59 @@ describe("a copy over the base mid-update (D84)", () => {
   });
 });
 
+describe("a file renamed onto the base mid-update", () => {
+  // The update opens its base once: its rows, its text and its text index are read through that file. Its text copy and
+  // its index merge opened the base's path again, and read whatever had been renamed onto it since.
+  test.if(process.platform === "linux")(
+    "is not read: the update reads the base it opened, and makes what it makes of it untouched",
+    () => {
+      const at = tempDir("tome-update-renamed-");
+      const base = join(at, "base.tome");
+      const other = join(at, "other.tome");
+      const out = join(at, "out.tome");
+      copyFileSync(BASE, base);
+      copyFileSync(FULL, other);
+      // In a process of its own, as above: once the dumps are read (TOME_DEBUG_MEM's log), another snapshot is renamed
+      // onto the base's path, as a new snapshot is put in place.
+      const script = `import { renameSync } from "node:fs";
+        import { updateSnapshot } from ${JSON.stringify(join(ROOT, "src/build/update.ts"))};
+        import { setMemoryLog } from ${JSON.stringify(join(ROOT, "src/search/indexer/memory-log.ts"))};
+        setMemoryLog("on");
+        let renamed = false;
+        const write = process.stderr.write.bind(process.stderr);
+        process.stderr.write = (line, ...rest) => {
+          if (!renamed && String(line).includes("] update: dumps read:")) {
+            renamed = true;
+            renameSync(${JSON.stringify(other)}, ${JSON.stringify(base)});
+          }
+          return write(line, ...rest);
+        };
+        try {
+          await updateSnapshot({ base: ${JSON.stringify(base)}, dumps: [${JSON.stringify(EN_2016)}], out: ${JSON.stringify(out)}, workers: 2, memoryBytes: 20e6 });
+          console.log("updated, renamed: " + renamed);
+        } catch (e) { console.log(e.name + ": " + e.message); }`;
+      const updating = Bun.spawnSync(["bun", "-e", script], { timeout: 120_000, stderr: "pipe" });
+      expect(updating.stdout.toString().trim()).toBe("updated, renamed: true");
+      const sections = (p: string) => openContainer(p).sections.map((s) => `${s.name} ${s.sha256}`);
+      expect(sections(out)).toEqual(sections(UPDATED));
+    },
+  );
+
+  test("between reading its header and mapping it, is found: the container does not map the file it read", () => {
+    const at = tempDir("tome-update-renamed-");
+    const base = join(at, "base.tome");
+    copyFileSync(BASE, base);
+    const same = openContainer(base);
+    expect(same.mapsFileOpened()).toBe(true);
+    same.letGo();
+    const opened = openContainer(base);
+    copyFileSync(FULL, join(at, "other.tome"));
+    fs.renameSync(join(at, "other.tome"), base);
+    expect(opened.mapsFileOpened()).toBe(process.platform !== "linux");
+    opened.letGo();
+  });
+});
+
 describe("snapshot:follow --from a local mirror", () => {
   /** A day's status.txt in the mirror: "done" once its dump is written. */
   const statusOf = (mirror: string, d: string) => join(mirror, "enwiki", d, "status.txt");

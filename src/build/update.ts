@@ -33,14 +33,13 @@ import {
 } from "../ingest";
 import {
   type AppliedUpdate,
-  checkSections,
   type Container,
-  openContainer,
   eachRedirect,
   Growable,
   openSnapshot,
   type PageTable,
   type Snapshot,
+  sectionsDamaged,
   SnapshotError,
   type SnapshotMeta,
   SnapshotWriter,
@@ -131,16 +130,25 @@ async function openBase(
     // the update lets go and stops saying why, where reading the file cut short killed it (SIGBUS, D84). Every read
     // of the base (through this container or another of its file) asks checkReadable first.
     base.container.leaseForReading(true);
+    // Everything of the base is read through that mapping, the file opened once (its text copied, its index merged): a
+    // file renamed onto its path mid-update is not read. Only between the header's read and the mapping could one be.
+    if (!base.container.mapsFileOpened())
+      throw new SnapshotError(
+        `${printableName(path)} was replaced (a file renamed onto it?) while the update opened it: nothing was written. Run it again.`,
+      );
     if (!base.container.has("index.text.meta"))
       throw new SnapshotError(
         `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
       );
     // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
     const stage = `checking ${printableName(basename(path))} whole (MB)`;
-    const { damage } = await checkSections(path, {
-      signal,
-      progress: progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
-    });
+    signal?.throwIfAborted();
+    const damage = sectionsDamaged(
+      await base.container.verify(
+        progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
+        { readOnce: true, signal },
+      ),
+    );
     if (damage)
       throw new SnapshotError(
         `${printableName(path)} is corrupt (${damage}): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
@@ -315,7 +323,7 @@ async function writeUpdate(
     Bun.gc(true);
     logMemory("update: titles resolved");
     baseDocuments = readShardData(base.container, "index.text").documentCount;
-    done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
+    done = writePages(writer, base, merged, arrivals.length, baseDocuments, newChunks);
     textless = countTextless(done.chunkCounts);
     // Its pages read leave the resident set now; its lease is held until its text index is merged.
     base.container.dropResident();
@@ -323,7 +331,7 @@ async function writeUpdate(
     logMemory("update: page table written");
     // Each chunk's number is held in `done` only: the index lets it go once the text index is merged.
     index.finish(writer.out, Object.assign(done, { redirects }), o.progress, {
-      path: o.base,
+      container: base.container,
       documents: baseDocuments,
       checkReadable: () => base.container.checkReadable(),
     });
@@ -376,7 +384,6 @@ async function writeUpdate(
 function writePages(
   writer: SnapshotWriter,
   base: Snapshot,
-  basePath: string,
   merged: ReturnType<typeof resolve>,
   arrivals: number,
   baseDocuments: number,
@@ -384,7 +391,7 @@ function writePages(
 ) {
   const pages = base.pages;
   const kept = merged.baseRows;
-  const textNumber = copyText(writer, basePath, pages, kept, base.container);
+  const textNumber = copyText(writer, pages, kept, base.container);
   Bun.gc(true);
   logMemory("update: text copied");
   const firstTextOf = new Uint32Array(kept.length);
@@ -439,34 +446,29 @@ function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
 }
 
 /**
- * Copies the text of the base's rows kept, through a mapping of its own that is let go after
- * (the base's text is read once; its pages would stay resident while mapped). Returns each
- * base chunk's number in the new text store.
+ * Copies the text of the base's rows kept, read through the base's container (the file the update opened, not its
+ * path again: it reopened the path, and read a file renamed onto it since). Returns each base chunk's number in the new
+ * text store.
  */
 function copyText(
   writer: SnapshotWriter,
-  path: string,
   pages: PageTable,
   rows: Uint32Array,
-  /** The base's container, whose lease guards this file's reads too (D84). */
-  leased: Container,
+  /** The base's container, whose lease guards its reads (D84). */
+  base: Container,
 ): Int32Array {
-  const container = openContainer(path);
-  try {
-    const text = new TextStore(container, 0);
-    const alive = new Uint8Array(text.chunkCount);
-    for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
-    // Its blocks read leave the resident set as the copy goes (the whole base text would count otherwise), and the file
-    // goes after, the copy done or failed. The copy's garbage (a few objects a block) is collected as it goes: the
-    // collector, paced by the base's mapped bytes, let it pile up to 500 MB at 1M articles.
-    return writer.copyText(text, alive, () => {
-      leased.checkReadable();
-      container.dropResident();
-      Bun.gc(false);
-    });
-  } finally {
-    container.letGo();
-  }
+  // No block cached: the base's text is read once.
+  const text = new TextStore(base, 0);
+  const alive = new Uint8Array(text.chunkCount);
+  for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
+  // Its blocks read leave the resident set as the copy goes (the whole base text would count otherwise). The copy's
+  // garbage (a few objects a block) is collected as it goes: the collector, paced by the base's mapped bytes, let it
+  // pile up to 500 MB at 1M articles.
+  return writer.copyText(text, alive, () => {
+    base.checkReadable();
+    base.dropResident();
+    Bun.gc(false);
+  });
 }
 
 /** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */

@@ -285,6 +285,18 @@ export class Container {
     if (refused?.writing) throw openForWriting(path, "run it again");
   }
 
+  /**
+   * Whether the file mapped is the one whose header and table open read (their device and inode): the file is opened
+   * again by its path to be mapped (mapAll, or a first section read), and a file renamed onto the path in between is
+   * another. True where the sections are mapped by path each (Bun.mmap, not Linux): nothing to ask.
+   */
+  mapsFileOpened(): boolean {
+    this.mapAll();
+    if (!this.file) return true;
+    const [dev, ino] = this.identity.split(":");
+    return this.file.fileId() === `${dev}:${ino}`;
+  }
+
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
   read(name: string): Uint8Array {
     const entry = this.sections.find((s) => s.name === name);

@@ -14,7 +14,7 @@
  * is unmapped when its buffer is collected (munmap is the buffer's deallocator).
  */
 import { dlopen, FFIType, type Pointer, read, toArrayBuffer } from "bun:ffi";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { printableName } from "../printable";
 import { SnapshotError } from "./format";
@@ -154,6 +154,12 @@ export class FileMapping {
   private constructor(readonly path: string) {
     this.fd = openSync(path, "r");
     closing.register(this, this.fd, this);
+  }
+
+  /** The device and inode of the file opened: the path may name another file since (one renamed onto it). */
+  fileId(): string {
+    const stat = fstatSync(this.fd);
+    return `${stat.dev}:${stat.ino}`;
   }
 
   /** `length` bytes from `offset`, mapped read-only (not copied). */

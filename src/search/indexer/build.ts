@@ -10,7 +10,7 @@ import { makeScratch, removeScratch } from "../../files";
 import { checkOption } from "../../errors";
 import { MEMORY_RULE } from "./memory";
 import { basename, join } from "node:path";
-import { ContainerWriter, type RedirectList, Spool } from "../../snapshot";
+import { type Container, ContainerWriter, type RedirectList, Spool } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
@@ -32,8 +32,12 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
-/** A base's text index merged first (an update); checkReadable throws once its lease is broken (D84), asked each key. */
-type BaseIndex = { path: string; documents: number; checkReadable?: () => void };
+/**
+ * A base's text index merged first (an update), read through the base's own container (the file the update opened,
+ * never its path again: a file renamed onto it since is not read); checkReadable throws once its lease is broken (D84),
+ * asked each key.
+ */
+type BaseIndex = { container: Container; documents: number; checkReadable?: () => void };
 
 /** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
 const ANALYSED_GARBAGE = 64 << 20;
@@ -298,7 +302,7 @@ export class IndexBuilder {
     // A base snapshot's text index (an update) is the oldest run: equal keys take it first.
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
     const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank + (base ? 1 : 0)));
-    if (base) cursors.unshift(new RunCursor(base.path, "index.text", 0, 0, base.checkReadable));
+    if (base) cursors.unshift(new RunCursor(base.container, "index.text", 0, 0, base.checkReadable));
     mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress);
   }
 

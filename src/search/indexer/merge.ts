@@ -57,7 +57,8 @@ export class RunCursor {
   postings!: PostingsCursor;
   readonly base: number;
   constructor(
-    private readonly path: string,
+    /** The run's file, mapped afresh at each map(); or a container already open (an update's base), whose pages read leave the resident set there instead. */
+    private readonly source: string | Container,
     private readonly prefix: string,
     offset: number,
     /** The run's place among the runs: equal keys are taken in this order. */
@@ -75,7 +76,9 @@ export class RunCursor {
   /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
   map(): Container {
     this.checkReadable();
-    const container = openContainer(this.path);
+    const open = typeof this.source === "string";
+    const container = open ? openContainer(this.source) : this.source;
+    if (!open) container.dropResident();
     this.data = readShardData(container, this.prefix);
     this.lists = new TermLists(this.data.lists);
     this.postings = new PostingsReader(this.data.postings).cursor();
