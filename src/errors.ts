@@ -7,7 +7,7 @@ export class UserError extends Error {
   /** The process's exit code: 1 by default, 2 for a mistake in how the command was called. */
   readonly exitCode: number;
   /** A file or folder the person named that is not there, as named: the CLI says where a relative one was looked for. */
-  readonly missing?: string;
+  readonly missing?: string | undefined;
   constructor(message: string, { exitCode = 1, missing }: UserErrorOptions = {}) {
     super(message);
     this.name = new.target.name;

@@ -523,6 +523,58 @@ try {
     expect({ stderr: run.stderr, stdout: run.stdout }).toEqual({ stderr: "", stdout: "SnapshotError\ntrue Normans\n" });
   });
 
+  test("a linked project under @tsconfig/strictest type-checks its imports of 'tome', 'tome/build', 'tome/ingest' and 'tome/snapshot': Tome's sources gave 51 errors", async () => {
+    const project = linkedProject();
+    // @tsconfig/strictest 2.0.8's options as they are (written out: the test needs no registry), with bun init's for
+    // the module and Tome's own @types/bun. The package is its TypeScript sources, so they are checked as the user's.
+    const strictest = {
+      strict: true,
+      allowUnusedLabels: false,
+      allowUnreachableCode: false,
+      exactOptionalPropertyTypes: true,
+      noFallthroughCasesInSwitch: true,
+      noImplicitOverride: true,
+      noImplicitReturns: true,
+      noPropertyAccessFromIndexSignature: true,
+      noUncheckedIndexedAccess: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      isolatedModules: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+    };
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          ...strictest,
+          lib: ["ESNext"],
+          target: "ESNext",
+          module: "Preserve",
+          moduleDetection: "force",
+          moduleResolution: "bundler",
+          verbatimModuleSyntax: true,
+          noEmit: true,
+          typeRoots: [join(ROOT, "node_modules/@types")],
+          types: ["bun"],
+        },
+        include: ["rag.ts"],
+      }),
+    );
+    writeFileSync(
+      join(project, "rag.ts"),
+      `import { open, SnapshotError, type Hit } from "tome";
+import { buildFromDumps } from "tome/build";
+import { ingest } from "tome/ingest";
+import { openSnapshot } from "tome/snapshot";
+const hit: Hit | undefined = open("squad.tome").search("Normans", { limit: 1 }).hits[0];
+console.log(hit, SnapshotError, buildFromDumps, ingest, openSnapshot);
+`,
+    );
+    const typecheck = await runToExit([join(ROOT, "node_modules/.bin/tsc"), "-p", project], {}, project);
+    expect(typecheck.stdout + typecheck.stderr).toBe("");
+  });
+
   const MEMORY_RULE = `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`;
   const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
   const said = async (run: () => Promise<unknown> | unknown) => {

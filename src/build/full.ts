@@ -39,14 +39,14 @@ export interface BuildOptions {
   chunkWords: number;
   /** Bytes the in-memory inversion may use before spilling a run. */
   memoryBytes?: number;
-  createdAt?: Date;
+  createdAt?: Date | undefined;
   progress?: IndexBuildProgress;
   /**
    * Aborted, the build stops at its next safe point (the next page read, the end of a stage), removes its files and
    * rejects with the signal's reason (an AbortError unless the caller gave another); it handles no signal of the
    * process itself (D160).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface BuildReport {

@@ -70,16 +70,16 @@ export interface UpdateOptions {
   out: string;
   /** Bytes the new pages' inversion may use before spilling a run. */
   memoryBytes?: number;
-  workers?: number;
-  createdAt?: Date;
+  workers?: number | undefined;
+  createdAt?: Date | undefined;
   /** Bytes of the base's titles held before a sorted run is written (default 24 MB; tests force several runs). */
   titleRunBytes?: number;
   /** The incremental dumps' days (YYYYMMDD); default: read from their names. */
   days?: string[];
-  onProgress?: (progress: IngestProgress) => void;
+  onProgress?: ((progress: IngestProgress) => void) | undefined;
   progress?: IndexBuildProgress;
   /** Aborted, the update stops at its next safe point, removes its files and rejects with the signal's reason (D160). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface UpdateReport {

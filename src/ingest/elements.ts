@@ -97,7 +97,8 @@ export class ExportState {
       );
     }
     this.rootSeen = true;
-    const version = attributes.version ?? /export-(\d+\.\d+)/.exec(attributes.xmlns ?? "")?.[1] ?? "";
+    const { version: stated, xmlns } = attributes;
+    const version = stated ?? /export-(\d+\.\d+)/.exec(xmlns ?? "")?.[1] ?? "";
     if (!SUPPORTED.test(version)) {
       throw new DumpError(
         `${this.label} uses MediaWiki export schema ${version || "(unknown)"}; Tome reads 0.3 to 0.11.`,
@@ -132,8 +133,8 @@ const TEXT_OF = new Map<string, TextStore>([
 const ON_OPEN = new Map<string, (s: ExportState, parent: string | undefined, attributes: Attributes) => void>([
   [
     "namespace",
-    (s, parent, attributes) => {
-      if (parent === "namespaces") s.nsKey = Number(attributes.key);
+    (s, parent, { key }) => {
+      if (parent === "namespaces") s.nsKey = Number(key);
     },
   ],
   [
@@ -154,8 +155,8 @@ const ON_OPEN = new Map<string, (s: ExportState, parent: string | undefined, att
   ],
   [
     "redirect",
-    (s, parent, attributes) => {
-      if (parent === "page" && s.page) s.page.redirect = attributes.title ?? "";
+    (s, parent, { title }) => {
+      if (parent === "page" && s.page) s.page.redirect = title ?? "";
     },
   ],
   [

@@ -13,12 +13,12 @@ export interface IngestOptions {
   /** Keep the complete pages of a damaged dump instead of failing. */
   allowTruncated?: boolean;
   /** Parsing workers; default: buildWorkers() (TOME_BUILD_WORKERS, else one per core). */
-  workers?: number;
+  workers?: number | undefined;
   /** The parsing workers' script, when not ingest's own: one that serveParsing()s (a build's adds to each article). */
   parsingWorker?: string;
   /** A page whose conversion takes longer is left out (a failure); default 120 s. */
   pageLimitMs?: number;
-  onProgress?: (progress: IngestProgress) => void;
+  onProgress?: ((progress: IngestProgress) => void) | undefined;
   /**
    * Called with each article as it is converted, in dump order, instead of keeping it: the
    * result then lists no articles, only the ids and revisions of those kept (`kept`): a build
@@ -49,7 +49,7 @@ export interface IngestOptions {
    * Aborted, a read waiting on a dump that brings no bytes for a second is abandoned, and ingest rejects with the
    * signal's reason (D176); its safe points between pages are the caller's (`ready`).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface IngestProgress {
@@ -104,7 +104,7 @@ export interface IngestResult {
   /** Characters of wikitext converted, for throughput figures. */
   wikitextChars: number;
   /** Set when the first dump named no wiki (no <siteinfo><base>): its host was taken from its language, or "en". */
-  hostGuessed?: boolean;
+  hostGuessed?: boolean | undefined;
   /**
    * The newest page read for each page id, article or redirect, before title clashes are
    * resolved (an update weighs them against the snapshot it starts from): listed only when

@@ -27,7 +27,11 @@ export async function checkSections(
     only,
     signal,
     progress,
-  }: { only?: (name: string) => boolean; signal?: AbortSignal; progress?: (done: number, total: number) => void } = {},
+  }: {
+    only?: ((name: string) => boolean) | undefined;
+    signal?: AbortSignal | undefined;
+    progress?: (done: number, total: number) => void;
+  } = {},
 ): Promise<SectionsChecked> {
   // Stopped before it began: a small file would be hashed whole before the first pause looked at the signal.
   signal?.throwIfAborted();

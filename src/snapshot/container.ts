@@ -380,7 +380,7 @@ export class Container {
       readOnce = false,
       signal,
       only = () => true,
-    }: { readOnce?: boolean; signal?: AbortSignal; only?: (name: string) => boolean } = {},
+    }: { readOnce?: boolean; signal?: AbortSignal | undefined; only?: ((name: string) => boolean) | undefined } = {},
   ): Promise<string[]> {
     const damaged: string[] = [];
     const hashed = this.sections.filter((s) => only(s.name));

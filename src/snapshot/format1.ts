@@ -114,7 +114,8 @@ const Content = t.Object(
 
 const Count = t.Integer({ minimum: 0 });
 const Section = t.Object({ heading: t.String(), level: Count }, { fault: "has a section without a heading" });
-const Chunk = t.Object({ text: t.String(), section: Count }, { fault: "has a chunk without text or section" });
+const CHUNK_FAULT = "has a chunk without text or section";
+const Chunk = t.Object({ text: t.String(), section: Count }, { fault: CHUNK_FAULT });
 
 const Page = t.Object(
   {
@@ -145,11 +146,12 @@ function wrongContent(content: unknown): string | undefined {
     const fault = faultOf(check.redirect, redirect);
     if (fault) return `its redirect ${i + 1} ${fault}`;
   }
+  return undefined;
 }
 
 /** What a schema cannot say: a chunk's section is one of its page's. */
 const unsectioned = (page: Static<typeof Page>) =>
-  page.chunks.some((c) => c.section >= page.sections.length) ? Chunk.fault : undefined;
+  page.chunks.some((c) => c.section >= page.sections.length) ? CHUNK_FAULT : undefined;
 
 /** A schema compiled, with the faults it names in the order it names them (depth first). */
 interface Checker {
@@ -158,10 +160,10 @@ interface Checker {
 }
 
 function checker(schema: TSchema): Checker {
-  function* faultsIn(part: TSchema): Generator<string> {
-    if (part.fault) yield part.fault;
-    if (part.items) yield* faultsIn(part.items);
-    for (const inner of Object.values<TSchema>(part.properties ?? {})) yield* faultsIn(inner);
+  function* faultsIn({ fault, items, properties }: TSchema): Generator<string> {
+    if (fault) yield fault;
+    if (items) yield* faultsIn(items);
+    for (const inner of Object.values<TSchema>(properties ?? {})) yield* faultsIn(inner);
   }
   return { check: TypeCompiler.Compile(schema), faults: [...new Set(faultsIn(schema))] };
 }
@@ -185,11 +187,14 @@ function faultOf({ check, faults }: Checker, value: unknown): string | undefined
 
 /** The fault of the innermost part on an error's path ("/chunks/0/text") that names one. */
 function faultAt(schema: TSchema, path: string): string {
-  let part: TSchema | undefined = schema;
-  let fault: string = schema.fault;
+  /** What faultsIn reads of a part: the fault it names, and the parts inside it. */
+  type Part = { fault?: string; items?: TSchema; properties?: Record<string, TSchema> };
+  let part = schema as Part;
+  let fault = part.fault!;
   for (const step of path.split("/").slice(1)) {
-    part = part.items ?? part.properties?.[step];
-    if (!part) break;
+    const inner = (part.items ?? part.properties?.[step]) as Part | undefined;
+    if (!inner) break;
+    part = inner;
     fault = part.fault ?? fault;
   }
   return fault;

@@ -14,8 +14,10 @@ export type Parse = (body: string, order?: string[]) => Record<string, string | 
 export type TemplateFn = (body: string, list: unknown[], parse: Parse) => string;
 
 const text = (value: string | string[] | undefined): string => (typeof value === "string" ? value.trim() : "");
-const positional = (params: Record<string, string | string[] | undefined>): string[] =>
-  Array.isArray(params.list) ? params.list.map((v) => v.trim()) : [];
+/** A parameter's text, "" when absent (looked up by a name held in a variable: the parameters are an index signature). */
+const arg = (params: ReturnType<Parse>, name: string): string => text(params[name]);
+const positional = ({ list }: Record<string, string | string[] | undefined>): string[] =>
+  Array.isArray(list) ? list.map((v) => v.trim()) : [];
 
 /** "²³", or "^(…)" when Unicode has no superscript for some character. */
 function raised(s: string): string {
@@ -26,37 +28,37 @@ function raised(s: string): string {
 /** {{frac|2}} → "1/2", {{frac|3|4}} → "3/4", {{frac|1|1|2}} → "1 1/2", {{sfrac|3n + 1|2}} → "(3n + 1)/2". */
 const fraction: TemplateFn = (body, _list, parse) => {
   const p = parse(body, ["a", "b", "c"]);
-  const [a, b, c] = [text(p.a), text(p.b), text(p.c)];
+  const [a, b, c] = [arg(p, "a"), arg(p, "b"), arg(p, "c")];
   if (c) return `${a} ${fractionText(b, c)}`.trim();
   if (b) return fractionText(a, b);
   return a ? `1/${a}` : "/";
 };
 
 /** {{formatnum:299 792 458}}: the number as written; MediaWiki's grouping depends on the wiki's language. */
-const formatnum: TemplateFn = (body, _list, parse) => text(parse(body.replace(":", "|"), ["number"]).number);
+const formatnum: TemplateFn = (body, _list, parse) => arg(parse(body.replace(":", "|"), ["number"]), "number");
 
 /** {{e|-7}} → "×10⁻⁷". */
 const exponent: TemplateFn = (body, _list, parse) => {
-  const e = text(parse(body, ["exponent"]).exponent);
+  const e = arg(parse(body, ["exponent"]), "exponent");
   return e ? `×10${raised(e)}` : "×10";
 };
 
 /** {{val|6.02214076|e=23|u=mol-1}}, {{val|1.2|0.3}}, {{val|2.79|(23)|u=μN}}. */
 const val: TemplateFn = (body, _list, parse) => {
   const p = parse(body, ["number", "upper", "lower"]);
-  const [number, upper, lower] = [text(p.number), text(p.upper), text(p.lower)];
-  let s = text(p.p) + number;
+  const [number, upper, lower] = [arg(p, "number"), arg(p, "upper"), arg(p, "lower")];
+  let s = arg(p, "p") + number;
   if (upper.startsWith("(")) s += upper;
   else if (upper && lower) s += ` +${upper.replace(/^\+/, "")} −${lower.replace(/^[-−]/, "")}`;
   else if (upper) s += ` ± ${upper}`;
-  const e = text(p.e);
+  const e = arg(p, "e");
   if (e) s += number ? `×10${raised(e)}` : `10${raised(e)}`;
-  s += text(p.end);
-  const unit = text(p.u) || text(p.ul);
-  const per = text(p.up) || text(p.upl);
+  s += arg(p, "end");
+  const unit = arg(p, "u") || arg(p, "ul");
+  const per = arg(p, "up") || arg(p, "upl");
   if (unit) s += ` ${unit}`;
   if (per) s += `/${per}`;
-  return s + text(p.s);
+  return s + arg(p, "s");
 };
 
 /** Words of {{convert}} that join the two ends of a range. */
@@ -91,16 +93,16 @@ const chem: TemplateFn = (body, _list, parse) =>
 
 /** <sup>/{{sup}} and <sub>/{{sub}} (wtf turns the tags into the templates): "km²", "H₂O"; empty ones vanish. */
 const sup: TemplateFn = (body, _list, parse) => {
-  const t = text(parse(body, ["text"]).text);
+  const t = arg(parse(body, ["text"]), "text");
   return toSuperscript(decodeHTML(t)) ?? t;
 };
 const sub: TemplateFn = (body, _list, parse) => {
-  const t = text(parse(body, ["text"]).text);
+  const t = arg(parse(body, ["text"]), "text");
   return toSubscript(decodeHTML(t)) ?? t;
 };
 
 /** {{math|…}}, {{mvar|x}}: wikitext formulas. wtf's own {{math}} makes a paragraph of it, splitting the sentence. */
-const formula: TemplateFn = (body, _list, parse) => text(parse(body, ["formula"]).formula);
+const formula: TemplateFn = (body, _list, parse) => arg(parse(body, ["formula"]), "formula");
 
 /** {{tmath|\frac{1}{2}}}: TeX, read as written (the parameter parser would take its markup for wikitext). */
 const tmath: TemplateFn = (body) =>

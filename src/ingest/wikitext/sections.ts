@@ -103,6 +103,9 @@ const SOURCE_SECTIONS = ownTable<string[]>({
   ],
 });
 
+/** Dropped in every language. */
+const { en: ENGLISH = [] } = SOURCE_SECTIONS;
+
 const normalize = (heading: string): string =>
   heading
     .normalize("NFC")
@@ -116,7 +119,7 @@ const cache = new Map<string, Set<string>>();
 function namesFor(lang: string): Set<string> {
   let set = cache.get(lang);
   if (!set) {
-    set = new Set([...SOURCE_SECTIONS.en!, ...(SOURCE_SECTIONS[lang] ?? [])].map(normalize));
+    set = new Set([...ENGLISH, ...(SOURCE_SECTIONS[lang] ?? [])].map(normalize));
     cache.set(lang, set);
   }
   return set;

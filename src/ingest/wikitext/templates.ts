@@ -28,7 +28,7 @@ const FIRST_PARAMETER = [
 ];
 
 const firstParameter = (body: string, parse: Parse): string => {
-  const value = parse(body, ["value"]).value;
+  const { value } = parse(body, ["value"]);
   return typeof value === "string" ? value : "";
 };
 

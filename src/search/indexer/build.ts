@@ -94,7 +94,8 @@ export class IndexBuilder {
     for (let c = 0; c < page.chunks.length; c++) {
       const doc = chunkFields(page, c);
       if (!analysed) this.inversion.add(doc);
-      this.pendingBytes += doc.text!.length + doc.section!.length + doc.title!.length + 64;
+      const { text, section, title } = doc;
+      this.pendingBytes += text!.length + section!.length + title!.length + 64;
     }
     this.sorter?.throwIfFailed();
     if (!this.full) return;

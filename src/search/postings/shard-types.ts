@@ -18,7 +18,7 @@ export interface WordSpec {
   /** Largest edit distance allowed; 0 for exact (and prefix) matches only. */
   fuzzy: number;
   /** Other forms of the word (its stem's): index keys that begin with a range's prefix, are at most its `longest` long, and that `accept` takes. */
-  variants?: { ranges: { prefix: string; longest: number }[]; accept: (key: string) => boolean };
+  variants?: { ranges: { prefix: string; longest: number }[]; accept: (key: string) => boolean } | undefined;
 }
 
 /** A term of the index matched by a query word. */

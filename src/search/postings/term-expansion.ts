@@ -30,8 +30,8 @@ export class TermExpansion extends ShardReader {
 
   /** The last two derive() calls' specs (arrays a search makes and never changes) and their terms, the last first. */
   protected derivedFor: [
-    last?: { words: WordSpec[]; derived: Derived[] },
-    before?: { words: WordSpec[]; derived: Derived[] },
+    last?: { words: WordSpec[]; derived: Derived[] } | undefined,
+    before?: { words: WordSpec[]; derived: Derived[] } | undefined,
   ] = [];
 
   protected deriveAnew(words: WordSpec[]): Derived[] {

@@ -46,13 +46,13 @@ export interface Pass {
   /** Pages already ranked (in a better tier, or apart): left out. */
   excluded: (page: number) => boolean;
   /** Chunks kept (quoted phrases): the others are not candidates. */
-  keep?: (chunk: number) => boolean;
+  keep?: ((chunk: number) => boolean) | undefined;
   /**
    * The quoted phrases' index terms, when `keep` is asked of the candidates before the other required words are read
    * (few chunks hold the phrases): the candidates are then the chunks whose text or heading holds the rarest of them
    * (every chunk holding the phrases does), when they are fewer than the lead's.
    */
-  keepFirst?: number[];
+  keepFirst?: number[] | undefined;
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
 }

@@ -13,7 +13,7 @@ import type { WordReader } from "./word-reader";
 export interface GatherPass {
   tier: number;
   heap: PageHeap;
-  keep?: (chunk: number) => boolean;
+  keep?: ((chunk: number) => boolean) | undefined;
 }
 
 /** Scratch of a window's size for flushSkipped(). */
