@@ -631,7 +631,7 @@ describe("a settlement given up on across an outage longer than its hold's lease
       for (let i = 0; i < 100 && behind.redis.outage; i++) await Bun.sleep(50);
       // Its undoing ran (admissions wait for it): before, its hold gone before this replica's lapse was taken for a
       // settlement that ran, and a credit never spent was given back (100).
-      await behind.admit(new Headers({ "X-API-Key": "wk_" + "0".repeat(32) }), 1);
+      await behind.admit(new Headers({ "X-API-Key": `wk_${"0".repeat(32)}` }), 1);
       expect(redis.cli("HGET", `tome:spent:${month()}`, "ahead")).toBe("101");
     } finally {
       process.kill(redis.pid(), "SIGCONT");
