@@ -1,7 +1,9 @@
 /** Files that must never be left half-written, and the scratch folders a build must not leave behind. */
 import {
   closeSync,
+  constants,
   existsSync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   mkdtempSync,
@@ -104,6 +106,28 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => {});
     throw err;
+  }
+}
+
+/** The most keys.json or usage.json is read up to (they are read whole into memory): over 3 million keys, or half a million keys' requests counted every day of two months (D190). */
+export const DATA_FILE_LIMIT = 2 ** 30;
+
+/**
+ * The whole text of a file read into memory (keys.json, usage.json), or what it is instead of one such file: a
+ * directory, a device, a pipe or a socket (read to its end, which /dev/zero never reaches; a pipe's open would wait for a
+ * writer), or one over `limit` bytes (D190). A refusal to open it (ENOENT, EACCES, ELOOP) is thrown as the system's.
+ */
+export function readWholeText(path: string, limit: number): { text: string } | { not: string } | { size: string } {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const s = fstatSync(fd);
+    if (!s.isFile())
+      return { not: s.isDirectory() ? "a directory" : s.isFIFO() ? "a pipe" : s.isSocket() ? "a socket" : "a device" };
+    if (s.size > limit)
+      return { size: `${(s.size / 2 ** 30).toFixed(1)} GiB, more than the ${limit / 2 ** 30} GiB Tome reads` };
+    return { text: readFileSync(fd, "utf8") };
+  } finally {
+    closeSync(fd);
   }
 }
 

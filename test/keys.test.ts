@@ -197,6 +197,50 @@ describe("start with an empty, damaged or missing keys.json", () => {
     });
   });
 
+  test("D190: keys.json or usage.json that is a device (/dev/zero), a pipe or over 1 GiB: said at once, never read to its end", async () => {
+    // Each was read whole before a word was said: /dev/zero filled memory without end, a pipe's open waited for a writer.
+    const run = async (dir: string) => {
+      const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), "list"], {
+        env: { ...process.env, TOME_DATA: dir },
+        stdout: "pipe",
+        stderr: "pipe",
+        // A guard against the hang, not a measure: said at once, it ends in a second.
+        timeout: 10_000,
+      });
+      return { code: await proc.exited, stderr: (await new Response(proc.stderr).text()).trim() };
+    };
+    const cases = [
+      ["a device", (path: string) => fs.symlinkSync("/dev/zero", path)],
+      ["a pipe", (path: string) => expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0)],
+      // Sparse: a gigabyte said, none of it on disk.
+      [
+        "1.0 GiB",
+        (path: string) => {
+          fs.writeFileSync(path, "");
+          fs.truncateSync(path, 2 ** 30 + 1);
+        },
+      ],
+    ] as const;
+    for (const [what, make] of cases) {
+      const keysDir = tempDir("tome-data-");
+      await keyMade(keysDir, { name: "k" });
+      rmSync(keysPath(keysDir));
+      make(keysPath(keysDir));
+      const keys = await run(keysDir);
+      expect({ what, code: keys.code }).toEqual({ what, code: 1 });
+      expect(keys.stderr).toStartWith(`keys list: ${keysPath(keysDir)} is ${what}`);
+      expect(keys.stderr).toContain("restore keys.json from a backup; nothing was changed.");
+
+      const usageDir = tempDir("tome-data-");
+      await keyMade(usageDir, { name: "k" });
+      make(join(usageDir, "usage.json"));
+      const usage = await run(usageDir);
+      expect({ what, code: usage.code }).toEqual({ what, code: 1 });
+      expect(usage.stderr).toStartWith(`keys list: ${join(usageDir, "usage.json")} is damaged (it is ${what}`);
+      expect(usage.stderr).toContain("Restore it from a backup");
+    }
+  });
+
   test("keys.json that is a directory: start and the key tool say so, without a stack trace", async () => {
     const dir = tempDir("tome-data-");
     mkdirSync(keysPath(dir));

@@ -5,14 +5,16 @@
  * keys.gen (generation.ts) that running servers watch (ring.ts). A store that is empty,
  * damaged or gone is refused, never silently replaced (checkKeyStore).
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   atomicWrite,
   clearDeadWrites,
+  DATA_FILE_LIMIT,
   LOCK_FREES_ITSELF,
   type LockPolicy,
   lockHolderShown,
+  readWholeText,
   takeLock,
   takeLockAsync,
 } from "../files";
@@ -95,18 +97,21 @@ export function readKeyFile(path: string): KeyFile {
 
 /** The text of keys.json; a path that cannot be read (a directory, no permission) throws a KeyStoreError saying so, not the system's error. */
 export function readKeyText(path: string): string {
+  let read: ReturnType<typeof readWholeText>;
   try {
-    return readFileSync(path, "utf8");
+    read = readWholeText(path, DATA_FILE_LIMIT);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EISDIR")
-      throw new KeyStoreError(
-        `${printableName(path)} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`,
-      );
     throw new KeyStoreError(
       `${printableName(path)} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`,
     );
   }
+  // A device or a pipe was read to its end, never reached: a start, or a running server's request thread, hung (D190).
+  if (!("text" in read))
+    throw new KeyStoreError(
+      `${printableName(path)} is ${"not" in read ? `${read.not}, not the key store's file` : `${read.size}: no key store Tome writes is so large`}. Move it away and restore keys.json from a backup; nothing was changed.`,
+    );
+  return read.text;
 }
 
 /** Checks the text of keys.json, read from path; anything but a whole store throws, saying what is wrong. */

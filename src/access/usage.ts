@@ -7,10 +7,9 @@
  * The file carries a checksum; a damaged one is refused with a clear message, never silently reset.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { atomicWrite, atomicWriteAsync, clearDeadWrites } from "../files";
+import { atomicWrite, atomicWriteAsync, clearDeadWrites, DATA_FILE_LIMIT, readWholeText } from "../files";
 import { nameTable } from "./names";
 import { printableName } from "../printable";
 
@@ -87,14 +86,26 @@ const isTable = (x: unknown): x is Record<string, unknown> => typeof x === "obje
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
-  if (!existsSync(path)) return { months: nameTable(), last_used: nameTable() };
   const fail = (why: string) =>
     new UsageFileError(
       `${printableName(path)} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
+  let read: ReturnType<typeof readWholeText>;
+  try {
+    read = readWholeText(path, DATA_FILE_LIMIT);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { months: nameTable(), last_used: nameTable() };
+    throw new UsageFileError(
+      `${printableName(path)} cannot be read (${code ?? (err as Error).message}), so this month's usage is unknown. Make it a file this user can read; nothing was changed.`,
+    );
+  }
+  // A device, a pipe or a file of gigabytes was read to its end, however long: start hung, eating memory (D190).
+  if ("not" in read) throw fail(`it is ${read.not}, not a file`);
+  if ("size" in read) throw fail(`it is ${read.size}`);
   let file: UsageFile;
   try {
-    file = JSON.parse(readFileSync(path, "utf8"));
+    file = JSON.parse(read.text);
   } catch (err) {
     throw fail(`not valid JSON: ${(err as Error).message}`);
   }
