@@ -3,7 +3,7 @@
  * D18–D21). Month rollover runs the same app in process, where the test holds the clock.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, keysPath, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { NO_KEY, readKey } from "../src/access/grant";
@@ -921,6 +921,37 @@ describe("usage on disk", () => {
     expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 7 } });
     ends[3]!.resolve();
     await last;
+  });
+
+  test("D190: while usage.json cannot be written (made a directory), /healthz is degraded, naming no path; ok once a save lands", async () => {
+    const dir = tempDir("tome-data-");
+    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    try {
+      const health = async () => (await fetch(`${s.url}/healthz`)).json();
+      expect((await call(s.url, s.key!)).status).toBe(200);
+      for (const until = Date.now() + 5000; !existsSync(usagePath(dir)) && Date.now() < until; ) await Bun.sleep(50);
+      // An operator's mistake: the file made a directory. Renaming a save over it fails (EISDIR).
+      rmSync(usagePath(dir));
+      mkdirSync(usagePath(dir));
+      expect((await call(s.url, s.key!)).status).toBe(200);
+      const said = "cannot save usage to";
+      for (const until = Date.now() + 5000; !s.stderr().includes(said) && Date.now() < until; ) await Bun.sleep(50);
+      expect(s.stderr()).toContain(said);
+      // Said "ok": an operator watching /healthz learnt nothing until a stop lost the counts.
+      const degraded = await health();
+      expect(degraded).toEqual({
+        status: "degraded",
+        problems: [expect.stringContaining("usage cannot be saved since")],
+      });
+      expect(JSON.stringify(degraded)).not.toContain(dir);
+      rmSync(usagePath(dir), { recursive: true });
+      const again = "usage saved to";
+      for (const until = Date.now() + 10_000; !s.stderr().includes(again) && Date.now() < until; ) await Bun.sleep(50);
+      expect(await health()).toEqual({ status: "ok" });
+      expect(readUsage(usagePath(dir)).months[new Date().toISOString().slice(0, 7)]).toEqual({ default: 2 });
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
   });
 
   test("a garbage or truncated usage file is a clear error, never a silent reset", async () => {

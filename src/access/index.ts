@@ -146,20 +146,22 @@ export class Access implements Gate {
   }
 
   /**
-   * Whether the keys served are the key store's as it is on disk. While keys.json is damaged
-   * or gone the server keeps serving the keys it last read (logged once), and this says so.
+   * Whether the keys served are the key store's as it is on disk, and the counts saved. While keys.json is damaged
+   * or gone the server keeps serving the keys it last read (logged once), and this says so; so too while usage.json
+   * cannot be written (D190).
    */
   health(): Health {
     this.keys.refresh();
+    const problems: string[] = [];
     const problem = this.keys.problem;
-    if (!problem) return { ok: true, problems: [] };
-    const since = new Date(problem.since).toISOString();
-    return {
-      ok: false,
-      problems: [
-        `the key store cannot be read since ${since}: the keys last read are served (the server's log says what is wrong)`,
-      ],
-    };
+    if (problem)
+      problems.push(
+        `the key store cannot be read since ${new Date(problem.since).toISOString()}: the keys last read are served (the server's log says what is wrong)`,
+      );
+    // Counts that live in memory alone are the operator's to see before a stop loses them (D190).
+    const unsaved = this.usage.problem;
+    if (unsaved) problems.push(unsaved);
+    return { ok: !problems.length, problems };
   }
 
   /**

@@ -195,6 +195,8 @@ export class UsageLedger {
   private unsavedCredits = 0;
   private failedSaves = 0;
   private lastFailure = "";
+  /** When the saves failing now began to fail (Date.now()), for /healthz; undefined while they land. */
+  private failingSince: number | undefined;
 
   constructor(
     private readonly path: string,
@@ -248,12 +250,14 @@ export class UsageLedger {
         if (this.failedSaves)
           this.log(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
+        this.failingSince = undefined;
       },
       (err: Error) => {
         // The counts stay in memory, all of them: the next save writes them.
         this.dirty = true;
         this.unsavedCredits += credits;
         this.lastFailure = err.message;
+        this.failingSince ??= Date.now();
         // Said at the first failure, then at every tenth: a full disk must not fill the log too.
         if (this.failedSaves++ % 10 === 0)
           this.log(
@@ -266,6 +270,16 @@ export class UsageLedger {
     this.saving = undefined;
     // Changes made while it was written: saved when due, as any.
     if (this.dirty) this.schedule(Math.max(0, this.lastFlush + this.interval - performance.now()));
+  }
+
+  /**
+   * While saves fail (a full disk, a read-only folder, usage.json made a directory): what /healthz says, since the
+   * counts then live in memory alone (D190), without the file's path. Undefined once a save lands.
+   */
+  get problem(): string | undefined {
+    if (this.failingSince === undefined) return undefined;
+    // No path and no system message: /healthz answers anyone (the log names both).
+    return `usage cannot be saved since ${new Date(this.failingSince).toISOString()}: the credits spent since are counted in memory only, and lost if the server stops before it can save them (the server's log says why)`;
   }
 
   /** Between saves: FLUSH_INTERVAL_MS, doubled by each save that failed in a row, up to SAVE_RETRY_MAX_MS. */
