@@ -21,7 +21,8 @@ import { zstdDecompressSync } from "node:zlib";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { SAMPLE_NAME } from "../src/cli/snapshots";
-import { dump, EN_2006, ROOT, runToExit, SQUAD, snapshotFor, startServer, tempDir } from "./helpers";
+import { takeLock } from "../src/files";
+import { dump, EN_2006, launch, ROOT, runToExit, SQUAD, START, snapshotFor, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 /**
@@ -175,6 +176,53 @@ describe("npm start with no snapshot", () => {
       expect(await server.stop()).toBe(0);
     }
     expect(readdirSync(join(cwd, "snapshots"))).toEqual([SAMPLE_NAME]);
+  });
+
+  test("D190: a second server started while another builds the sample into the same snapshots/ waits for it, then serves it", async () => {
+    const own = tempDir();
+    const folder = join(own, "snapshots");
+    mkdirSync(folder);
+    // The first server's build of the sample, which this test stands in for: its lock held (renewed) by a live process.
+    const release = takeLock(join(folder, `.${SAMPLE_NAME}.lock`), {
+      held: () => new Error("held"),
+      unwritable: (err) => err,
+    });
+    const second = launch(
+      ["bun", START],
+      {
+        TOME_SNAPSHOT: "",
+        TOME_DUMP: "",
+        HOST: "127.0.0.1",
+        TOME_AUTH: "off",
+        TOME_SEARCH_WORKERS: "0",
+      },
+      { cwd: own },
+    );
+    try {
+      const waiting = "start: another build (process";
+      for (const end = Date.now() + 60_000; !second.stderr().includes(waiting) && second.proc.exitCode === null; ) {
+        if (Date.now() > end) break;
+        await Bun.sleep(50);
+      }
+      // It exited 1, told to "write this one elsewhere with --out" (start has no --out), while the first built on.
+      expect({ exited: second.proc.exitCode, said: second.stderr() }).toEqual({
+        exited: null,
+        said: expect.stringContaining(waiting),
+      });
+      // The first's build ends: the sample in place, its lock let go.
+      placeBuilt(await snapshotFor({ dumps: [SQUAD], limit: 10 }), join(folder, SAMPLE_NAME));
+      release();
+      const url = await second.serving(BUILD_THEN_SERVE_MS);
+      expect(url).toBeDefined();
+      const meta = (await (await fetch(`${url}/v1/meta`)).json()) as { dataset: { snapshot: string } };
+      expect(meta.dataset.snapshot).toBe(SAMPLE_NAME);
+      // Served, not built again over it.
+      expect(second.stderr()).not.toContain(`wrote snapshots/${SAMPLE_NAME}`);
+    } finally {
+      release();
+      second.proc.kill("SIGTERM");
+      await second.exited();
+    }
   });
 
   test("the README's next commands find the sample: snapshot:export and mcp", async () => {

@@ -244,15 +244,29 @@ function fileNameOf(wiki: string): string {
   return wiki.replace(/[^\w.-]/g, "_").replace(/^\.+/, "") || "wiki";
 }
 
+/** `out` refused to this build: another build or update holds its lock, `lock` (a server's start waits for it to go, D190). */
+export class OutputTaken extends UserError {
+  constructor(
+    message: string,
+    readonly lock: string,
+    /** The holder, as its lock names it ("(process N)"). */
+    readonly holder: string,
+  ) {
+    super(message);
+  }
+}
+
 /** How claimOutput's lock on `out` is refused: held by another build or update, or not writable. */
 function policyFor(out: string, lock: string): LockPolicy {
   return {
     held: (pid, elsewhere) =>
-      new UserError(
+      new OutputTaken(
         `another build or update ${lockHolderShown(pid, elsewhere)} is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. ` +
           (elsewhere
             ? `Do not delete ${printableName(lock)}: ${LOCK_FREES_ITSELF}.`
             : `If none is running, delete ${printableName(lock)}.`),
+        lock,
+        lockHolderShown(pid, elsewhere),
       ),
     unwritable: (err) =>
       new UserError(`cannot write beside ${printableName(out)} (${printableName(err.message)}): choose another --out.`),

@@ -22,9 +22,9 @@ import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
 import { openContainer } from "../snapshot";
-import { buildSnapshot } from "./snapshot-build";
+import { buildSnapshot, OutputTaken } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
-import { clearLeftovers, STOPPED_EXIT_CODE } from "../files";
+import { clearLeftovers, lockHeld, STOPPED_EXIT_CODE } from "../files";
 import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
@@ -246,6 +246,26 @@ function planSnapshot(config: Config, say: (line: string) => void): SnapshotPlan
   return { dump, url, found };
 }
 
+/**
+ * The snapshot to serve (ensureSnapshot), waiting while another server's start, or a build, writes the one it would
+ * build into snapshots/: then planned again, and what was written served (D190). A second server started beside the
+ * first on an empty snapshots/ exited, told to use --out, a setting start has not.
+ */
+async function snapshotToServe(config: Config): Promise<string> {
+  for (;;) {
+    try {
+      return await ensureSnapshot(planSnapshot(config, note));
+    } catch (err) {
+      if (!(err instanceof OutputTaken)) throw err;
+      note(
+        `start: another build ${err.holder} is writing that snapshot: waiting for it to end, then serving what it wrote (or building it, if it wrote nothing).`,
+      );
+      // Free once its holder ends, or is gone (killed: D175's rules, the ones a taker breaks it by).
+      while (lockHeld(err.lock)) await Bun.sleep(500);
+    }
+  }
+}
+
 /** The snapshot to serve, built first (downloading its dump first) when the plan says so. */
 async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
   if ("serve" in plan) return plan.serve;
@@ -358,7 +378,7 @@ export async function serveFromConfig(config: Config): Promise<void> {
   // Wikipedia's size, and its lock: gone now, not at the next build into snapshots/ (D196). A running one's stay.
   clearLeftovers(SNAPSHOT_DIR, (line) => note(`start: ${line}.`));
   // Planned now, snapshots/ listed now: one that snapshot:build wrote while Redis was connecting is served, not built over.
-  const path = await ensureSnapshot(planSnapshot(config, note));
+  const path = await snapshotToServe(config);
   const requests = stdoutLog();
   let running: ReturnType<typeof serve>;
   // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
