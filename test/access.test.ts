@@ -954,6 +954,39 @@ describe("usage on disk", () => {
     }
   });
 
+  test("D190: usage.json edited, damaged or removed while the server runs: said, and its counts saved over it, at the stop too", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    const said: string[] = [];
+    const ledger = new UsageLedger(path, undefined, (line) => said.push(line));
+    ledger.start();
+    const spend = (credits: number) => {
+      const meter = ledger.hold("acct", "2026-11", credits, 1000)!;
+      ledger.settle(meter, credits, true, "key_a", Date.parse("2026-11-03T00:00:00Z"));
+    };
+    spend(7);
+    await ledger.flush();
+    expect(said).toEqual([]);
+    // By hand, to give the account its credits back: saved over at the next count, and said.
+    const valid = readFileSync(path, "utf8");
+    writeUsage(path, { months: { "2026-11": { acct: 0 } }, last_used: {} });
+    spend(1);
+    await ledger.flush();
+    expect(said).toEqual([expect.stringContaining(`${path} was changed or removed while this server runs`)]);
+    expect(readUsage(path).months["2026-11"]).toEqual({ acct: 8 });
+    // Damaged (cut short) with no count after: the stop wrote nothing, and the next start refused the file.
+    writeFileSync(path, valid.slice(0, 20));
+    await ledger.stop();
+    expect(said.length).toBe(2);
+    expect(readUsage(path).months["2026-11"]).toEqual({ acct: 8 });
+    // Removed: the same.
+    const again = new UsageLedger(path, undefined, (line) => said.push(line));
+    again.start();
+    rmSync(path);
+    await again.stop();
+    expect(said.length).toBe(3);
+    expect(readUsage(path).months["2026-11"]).toEqual({ acct: 8 });
+  });
+
   test("a garbage or truncated usage file is a clear error, never a silent reset", async () => {
     const dir = tempDir("tome-data-");
     await keyMade(dir, { name: "k", account: "g" });

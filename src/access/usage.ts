@@ -7,6 +7,8 @@
  * The file carries a checksum; a damaged one is refused with a clear message, never silently reset.
  */
 import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../errors";
 import { atomicWrite, atomicWriteAsync, clearDeadWrites, DATA_FILE_LIMIT, readWholeText } from "../files";
@@ -164,6 +166,10 @@ export function isoTime(ms: number): string {
   return `${isoSecond.text}${frac < 10 ? "00" : frac < 100 ? "0" : ""}${frac}Z`;
 }
 
+/** Which version of a file this is (its inode, size and mtime: a rename over it changes the first, an edit in place the others), or "none". */
+const fileIdentity = (s: { ino: number; size: number; mtimeMs: number } | undefined): string =>
+  s ? `${s.ino}:${s.size}:${s.mtimeMs}` : "none";
+
 /** How the ledger puts a save's text on disk: resolves once the file holds it (a test may slow or fail it). */
 export type UsageWriter = (path: string, text: string) => Promise<void>;
 
@@ -195,6 +201,8 @@ export class UsageLedger {
   private unsavedCredits = 0;
   private failedSaves = 0;
   private lastFailure = "";
+  /** usage.json as this ledger last read or wrote it (fileIdentity): another change to it is said, and saved over (D190). */
+  private onDisk: string;
   /** When the saves failing now began to fail (Date.now()), for /healthz; undefined while they land. */
   private failingSince: number | undefined;
 
@@ -205,6 +213,24 @@ export class UsageLedger {
     private readonly log: (line: string) => void = console.error,
   ) {
     this.data = readUsage(path);
+    this.onDisk = fileIdentity(statSync(path, { throwIfNoEntry: false }));
+  }
+
+  /**
+   * Whether usage.json is no longer what this ledger last read or wrote: edited by hand, replaced, damaged or removed
+   * while the server runs. Said once a change; the counts this server holds are then saved over it (D190): it is this
+   * server's while it holds the data folder (server.lock), and a stop left a damaged one to refuse the next start.
+   */
+  private changedOnDisk(): boolean {
+    // On this thread: one stat, microseconds (D130 took the write and the rename off it, milliseconds), and the writer
+    // is started in this turn, as D130 has it.
+    const found = fileIdentity(statSync(this.path, { throwIfNoEntry: false }));
+    if (found === this.onDisk) return false;
+    this.onDisk = found;
+    this.log(
+      `${printableName(this.path)} was changed or removed while this server runs (by hand, or by another program): it holds this server's counts, saved over it now. To change it, stop the server first.`,
+    );
+    return true;
   }
 
   /**
@@ -224,6 +250,11 @@ export class UsageLedger {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
+    // Changed under it with no count since (a hand edit, a truncation): the counts held are written back.
+    if (!this.dirty && this.changedOnDisk()) {
+      this.dirty = true;
+      await this.flush();
+    }
     if (this.dirty)
       throw new UsageNotSaved(
         `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
@@ -245,14 +276,16 @@ export class UsageLedger {
     this.unsavedCredits = 0;
     // When its writing starts: the next is at least FLUSH_INTERVAL_MS later, however long each text took to make.
     this.lastFlush = performance.now();
-    const saving = this.write(this.path, text).then(
-      () => {
+    this.changedOnDisk();
+    const saving = this.write(this.path, text)
+      .then(async () => {
+        this.onDisk = fileIdentity(await stat(this.path).catch(() => undefined));
         if (this.failedSaves)
           this.log(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
         this.failingSince = undefined;
-      },
-      (err: Error) => {
+      })
+      .catch((err: Error) => {
         // The counts stay in memory, all of them: the next save writes them.
         this.dirty = true;
         this.unsavedCredits += credits;
@@ -263,8 +296,7 @@ export class UsageLedger {
           this.log(
             `cannot save usage to ${printableName(this.path)}: ${err.message} (${this.failedSaves} failed save(s); the counts are kept in memory and saved when it can be written).`,
           );
-      },
-    );
+      });
     this.saving = saving;
     await saving;
     this.saving = undefined;
