@@ -462,7 +462,7 @@ function breakStaleLock(path: string, stale: string): boolean {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     // One killed at it left it: its holder is gone (or it stayed empty EMPTY_LOCK_GRACE_MS, killed before its text was written).
     try {
-      const text = readFileSync(breaking, "utf8");
+      const text = readLockText(breaking);
       const gone = text.trim()
         ? lockHolder(text, () => statSync(breaking).mtimeMs) === undefined
         : Date.now() - statSync(breaking).mtimeMs > EMPTY_LOCK_GRACE_MS;
@@ -473,7 +473,7 @@ function breakStaleLock(path: string, stale: string): boolean {
   try {
     let text: string | undefined;
     try {
-      text = readFileSync(path, "utf8");
+      text = readLockText(path);
     } catch {}
     if (text === stale) rmSync(path, { force: true });
     return true;
@@ -492,6 +492,26 @@ function breakStaleLock(path: string, stale: string): boolean {
  * longer ago (a reboot) is broken at once.
  */
 export const EMPTY_LOCK_GRACE_MS = 10_000;
+
+/** The most a lock file is read up to: its text is a process id, a start time and a pid space, under 200 bytes. */
+const LOCK_TEXT_LIMIT = 4096;
+
+/**
+ * A lock file's text. One that is no file (a link to /dev/full or /dev/zero: read whole, it never ended, and a start
+ * hung on its data folder's lock eating memory) or larger than any lock is an Error saying so (D190); ENOENT and the
+ * other refusals are thrown as the system's.
+ */
+function readLockText(path: string): string {
+  const read = readWholeText(path, LOCK_TEXT_LIMIT);
+  if ("text" in read) return read.text;
+  // As a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184).
+  throw Object.assign(
+    new Error(
+      `${printableName(path)} is ${"not" in read ? read.not : "larger than any lock"}, not a lock file Tome writes: remove it`,
+    ),
+    { code: "EFTYPE", syscall: "open", path },
+  );
+}
 
 /** How long a taker of a lock waits before looking at it again. */
 const LOCK_RETRY_MS = 20;
@@ -549,7 +569,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
     const renew = setInterval(() => {
       let text: string | undefined;
       try {
-        text = readFileSync(path, "utf8");
+        text = readLockText(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
       }
@@ -568,7 +588,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       clearInterval(renew);
       heldLocks.delete(release);
       try {
-        if (readFileSync(path, "utf8").trim() === mine) rmSync(path, { force: true });
+        if (readLockText(path).trim() === mine) rmSync(path, { force: true });
       } catch {}
     };
     heldLocks.add(release);
@@ -584,7 +604,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
  */
 function lockFound(path: string): LockHolder | "young" | "gone" | { stale: string } | Error {
   try {
-    const text = readFileSync(path, "utf8");
+    const text = readLockText(path);
     if (!text.trim())
       return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
     return lockHolder(text, () => statSync(path).mtimeMs) ?? { stale: text };

@@ -241,6 +241,37 @@ describe("start with an empty, damaged or missing keys.json", () => {
     }
   });
 
+  test("D190: a lock (server.lock, keys.json.lock) linked to /dev/full: said at once, never read to its end", async () => {
+    // Read whole, /dev/full never ended: start and the key tool hung, eating memory, without a word.
+    const run = async (command: string[], env: Record<string, string>) => {
+      const proc = Bun.spawn(command, {
+        env: { ...process.env, ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+        // A guard against the hang, not a measure.
+        timeout: 10_000,
+      });
+      return { code: await proc.exited, stderr: (await new Response(proc.stderr).text()).trim() };
+    };
+    const dir = tempDir("tome-data-");
+    await keyMade(dir, { name: "k" });
+    const lock = join(dir, "keys.json.lock");
+    fs.symlinkSync("/dev/full", lock);
+    const keys = await run(["bun", join(ROOT, "src/cli/keys.ts"), "create", "--name", "k2"], { TOME_DATA: dir });
+    expect(keys.code).toBe(1);
+    expect(keys.stderr).toBe(`keys create: ${lock} is a device, not a lock file Tome writes: remove it`);
+    rmSync(lock);
+    fs.symlinkSync("/dev/full", join(dir, "server.lock"));
+    const started = await run(["bun", START], {
+      TOME_DATA: dir,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
+      PORT: "0",
+    });
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain(`${join(dir, "server.lock")} is a device, not a lock file Tome writes: remove it`);
+    expect(started.stderr).not.toContain("    at ");
+  });
+
   test("keys.json that is a directory: start and the key tool say so, without a stack trace", async () => {
     const dir = tempDir("tome-data-");
     mkdirSync(keysPath(dir));
