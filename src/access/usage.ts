@@ -1,8 +1,9 @@
 /**
  * Usage: credits spent per account per UTC month (D20), and when each key was last used.
  * Counted in memory, saved to TOME_DATA/usage.json at most 100 ms after a change, by an
- * atomic rename: a `kill -9` loses at most the last 100 ms of counts (and the save under way)
- * and never leaves a broken file. The file's text is made on the request thread, at once; its
+ * atomic rename, which never leaves a broken file. Each credit spent is first appended to a journal
+ * (usage-journal.ts) before its answer leaves: a `kill -9` loses no credit (D20); the keys' last uses
+ * and daily counts (the dashboard's) since the last save it may. The file's text is made on the request thread, at once; its
  * writing and renaming are not (D130): they block for milliseconds on a busy file system.
  * The file carries a checksum; a damaged one is refused with a clear message, never silently reset.
  */
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { UserError } from "../errors";
 import { atomicWrite, atomicWriteAsync, clearDeadWrites, DATA_FILE_LIMIT, readWholeText } from "../files";
 import { nameTable } from "./names";
+import { dropJournalsBefore, replayJournals, UsageJournal } from "./usage-journal";
 import { printableName } from "../printable";
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -25,6 +27,8 @@ export interface UsageData {
   last_used: Record<string, string>;
   /** "YYYY-MM-DD" → key id → [requests, credits] that UTC day (for the dashboard); this month and the last only. Absent in files written before it. */
   key_days?: KeyDays;
+  /** The first journal generation these counts do not hold (usage-journal.ts); absent in files written before it (0). */
+  journal?: number;
 }
 
 /** "YYYY-MM-DD" → key id → [requests made with the key, credits it spent] that UTC day. */
@@ -74,11 +78,12 @@ export function monthEnd(ms: number): number {
 
 /** The JSON text the checksum is of: the counters, in the file's order. */
 const countersText = (data: UsageData) =>
-  JSON.stringify(
-    data.key_days
-      ? { months: data.months, last_used: data.last_used, key_days: data.key_days }
-      : { months: data.months, last_used: data.last_used },
-  );
+  JSON.stringify({
+    months: data.months,
+    last_used: data.last_used,
+    ...(data.key_days ? { key_days: data.key_days } : {}),
+    ...(data.journal ? { journal: data.journal } : {}),
+  });
 
 const checksum = (data: UsageData) => sha256(countersText(data));
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -97,7 +102,11 @@ export function readUsage(path: string): UsageData {
     read = readWholeText(path, DATA_FILE_LIMIT);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { months: nameTable(), last_used: nameTable() };
+    if (code === "ENOENT") {
+      const months = nameTable<Record<string, number>>();
+      const journal = replayJournals(path, 0, months, fail);
+      return { months, last_used: nameTable(), ...(journal ? { journal } : {}) };
+    }
     throw new UsageFileError(
       `${printableName(path)} cannot be read (${code ?? (err as Error).message}), so this month's usage is unknown. Make it a file this user can read; nothing was changed.`,
     );
@@ -131,14 +140,20 @@ export function readUsage(path: string): UsageData {
           throw fail(`bad counter on ${day}`);
     }
   }
+  if (file.journal !== undefined && (!Number.isSafeInteger(file.journal) || file.journal < 1))
+    throw fail("bad journal generation");
   if (file.checksum !== checksum(file)) throw fail("checksum mismatch");
   // JSON.parse makes every name an own key, "__proto__" too; the tables keep them so.
   const tables = <T>(outer: Record<string, Record<string, T>>) =>
     nameTable(Object.entries(outer).map(([name, inner]) => [name, nameTable(Object.entries(inner))] as const));
+  const months = tables(file.months);
+  // The credits spent after it was saved, from the journal: what a kill left out of it.
+  const journal = replayJournals(path, file.journal ?? 0, months, fail);
   return {
-    months: tables(file.months),
+    months,
     last_used: nameTable(Object.entries(file.last_used)),
     ...(file.key_days ? { key_days: tables(file.key_days) } : {}),
+    ...(journal ? { journal } : {}),
   };
 }
 
@@ -205,6 +220,10 @@ export class UsageLedger {
   private onDisk: string;
   /** When the saves failing now began to fail (Date.now()), for /healthz; undefined while they land. */
   private failingSince: number | undefined;
+  /** Where each credit spent is written before its answer leaves (D20), and since when that fails (a full disk). */
+  private readonly journal: UsageJournal;
+  private journalFailingSince: number | undefined;
+  private journalFailures = 0;
 
   constructor(
     private readonly path: string,
@@ -213,6 +232,7 @@ export class UsageLedger {
     private readonly log: (line: string) => void = console.error,
   ) {
     this.data = readUsage(path);
+    this.journal = new UsageJournal(path, this.data.journal ?? 0);
     this.onDisk = fileIdentity(statSync(path, { throwIfNoEntry: false }));
   }
 
@@ -255,6 +275,7 @@ export class UsageLedger {
       this.dirty = true;
       await this.flush();
     }
+    this.journal.close();
     if (this.dirty)
       throw new UsageNotSaved(
         `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
@@ -271,6 +292,8 @@ export class UsageLedger {
     this.dirty = false;
     for (const [id, ms] of this.lastUsed) this.data.last_used[id] = isoTime(ms);
     this.lastUsed.clear();
+    // The spendings from now on go to the next generation: this text holds every one before.
+    const journal = (this.data.journal = this.journal.next());
     const text = usageText(this.data);
     const credits = this.unsavedCredits;
     this.unsavedCredits = 0;
@@ -280,6 +303,8 @@ export class UsageLedger {
     const saving = this.write(this.path, text)
       .then(async () => {
         this.onDisk = fileIdentity(await stat(this.path).catch(() => undefined));
+        // A removal cut short is no loss: a reader skips the generations before usage.json's.
+        await dropJournalsBefore(this.path, journal).catch(() => {});
         if (this.failedSaves)
           this.log(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
@@ -309,6 +334,8 @@ export class UsageLedger {
    * counts then live in memory alone (D190), without the file's path. Undefined once a save lands.
    */
   get problem(): string | undefined {
+    if (this.failingSince === undefined && this.journalFailingSince !== undefined)
+      return `usage's journal cannot be written since ${new Date(this.journalFailingSince).toISOString()}: a credit spent since the last save is lost if the server is killed (the server's log says why)`;
     if (this.failingSince === undefined) return undefined;
     // No path and no system message: /healthz answers anyone (the log names both).
     return `usage cannot be saved since ${new Date(this.failingSince).toISOString()}: the credits spent since are counted in memory only, and lost if the server stops before it can save them (the server's log says why)`;
@@ -355,7 +382,24 @@ export class UsageLedger {
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.unsavedCredits += cost;
     this.useOf(keyId, now)[1] += cost;
+    this.journalSpending(meter.month, meter.account, cost);
     this.changed();
+  }
+
+  /** The spending on disk before its answer leaves; when it cannot be, it is kept in memory for the next save, and said. */
+  private journalSpending(month: string, account: string, credits: number): void {
+    try {
+      this.journal.append(month, account, credits);
+      this.journalFailingSince = undefined;
+    } catch (err) {
+      // A new generation: a line a full disk cut short stays the last of its file, where a reader expects one.
+      this.journal.next();
+      this.journalFailingSince ??= Date.now();
+      if (this.journalFailures++ % 100 === 0)
+        this.log(
+          `cannot write usage's journal beside ${printableName(this.path)}: ${(err as Error).message} (${this.journalFailures} time(s)); the credits are counted in memory and in the next save, but a kill before it loses them.`,
+        );
+    }
   }
 
   /** A request made with the key: its last use, and its day's count of requests. */

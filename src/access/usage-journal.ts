@@ -1,0 +1,116 @@
+/**
+ * The credits spent since usage.json was last saved, one line each, appended before the answer leaves (D20: usage
+ * survives a `kill -9`; D130's save every 100 ms alone lost the last 100 ms). The journal comes in generations,
+ * `usage.json.journal.N`: usage.json says the first generation its counts do not hold (`journal`), a save starts the
+ * next one, and the generations before a save's are removed once it has landed. A reader adds the lines of every
+ * generation from usage.json's on.
+ */
+import { close, openSync, readdirSync, writeSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
+import { basename, dirname } from "node:path";
+import { DATA_FILE_LIMIT, readWholeText } from "../files";
+import { nameTable } from "./names";
+
+const journalPath = (usagePath: string, generation: number) => `${usagePath}.journal.${generation}`;
+
+/** The journal generations among a folder's names, in order. */
+function generations(usagePath: string, names: string[]): number[] {
+  const prefix = `${basename(usagePath)}.journal.`;
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => Number(n.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+/**
+ * Adds to `months` ("YYYY-MM" → account → credits) the lines of every generation from `from` on; `fail(why)` is the
+ * error a damaged one throws. Returns the generation to append to next: after every one found.
+ */
+export function replayJournals(
+  usagePath: string,
+  from: number,
+  months: Record<string, Record<string, number>>,
+  fail: (why: string) => Error,
+): number {
+  let next = from;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(usagePath));
+  } catch {
+    return next;
+  }
+  for (const generation of generations(usagePath, names)) {
+    if (generation < from) continue; // a save that landed holds it; its removal was cut short
+    next = generation + 1;
+    const path = journalPath(usagePath, generation);
+    let read: ReturnType<typeof readWholeText>;
+    try {
+      read = readWholeText(path, DATA_FILE_LIMIT);
+    } catch (err) {
+      // Removed since the folder was read: a save holding it has landed (a reader beside a running server).
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw fail(`${basename(path)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    if (!("text" in read)) throw fail(`${basename(path)} is ${"not" in read ? read.not : read.size}`);
+    const lines = read.text.split("\n");
+    // The last line is empty, or one a kill cut short: its answer was never sent (the line is written before it).
+    lines.pop();
+    for (const [i, line] of lines.entries()) {
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = undefined;
+      }
+      const [month, account, credits] = Array.isArray(entry) && entry.length === 3 ? entry : [];
+      if (
+        typeof month !== "string" ||
+        !/^\d{4}-\d{2}$/.test(month) ||
+        typeof account !== "string" ||
+        !Number.isSafeInteger(credits) ||
+        credits <= 0
+      )
+        throw fail(`line ${i + 1} of ${basename(path)} is not a spending`);
+      const spentIn = (months[month] ??= nameTable());
+      spentIn[account] = (spentIn[account] ?? 0) + credits;
+    }
+  }
+  return next;
+}
+
+/** Removes the generations before `generation` (a save holding their counts has landed), off the calling thread. */
+export async function dropJournalsBefore(usagePath: string, generation: number): Promise<void> {
+  for (const g of generations(usagePath, await readdir(dirname(usagePath))))
+    if (g < generation) await rm(journalPath(usagePath, g), { force: true });
+}
+
+/** The generation a server appends to: opened at its first spending. */
+export class UsageJournal {
+  private fd: number | undefined;
+
+  constructor(
+    private readonly usagePath: string,
+    /** The generation appended to now (usage.json's counts hold every one before it). */
+    public generation: number,
+  ) {}
+
+  /** One spending, on disk (the kernel's: a killed process loses nothing written) before this returns; throws when it cannot be. */
+  append(month: string, account: string, credits: number): void {
+    this.fd ??= openSync(journalPath(this.usagePath, this.generation), "a", 0o600);
+    const line = `${JSON.stringify([month, account, credits])}\n`;
+    // A short write (a full disk) leaves a line cut short, which a reader takes for one a kill cut: said as a failure.
+    if (writeSync(this.fd, line) !== Buffer.byteLength(line)) throw new Error("the disk took only part of a line");
+  }
+
+  /** Starts the next generation, for the spendings after a save's text is made: its number. */
+  next(): number {
+    this.close();
+    return ++this.generation;
+  }
+
+  /** Closed off this thread: a file just written much to can take a millisecond to close (bench/http/usage-save.ts). */
+  close(): void {
+    if (this.fd !== undefined) close(this.fd, () => {});
+    this.fd = undefined;
+  }
+}
