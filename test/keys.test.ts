@@ -272,6 +272,35 @@ describe("start with an empty, damaged or missing keys.json", () => {
     expect(started.stderr).not.toContain("    at ");
   });
 
+  test("D190: a data folder on a full disk at start: free space there, not 'make it writable by this user'", async () => {
+    const store = tempDir("tome-data-");
+    await keyMade(store, { name: "k" });
+    const dir = join(store, "full");
+    mkdirSync(dir);
+    // A 16 KiB tmpfs, the store copied in and the rest filled, in a mount namespace of its own: root not needed.
+    const script = [
+      "set -e",
+      `mount -t tmpfs -o size=16k tmpfs ${dir}`,
+      `cp ${keysPath(store)} ${genPath(store)} ${dir}/`,
+      `dd if=/dev/zero of=${dir}/fill bs=1k count=64 2>/dev/null || true`,
+      `exec bun ${START}`,
+    ].join("\n");
+    const inOwnMounts = ["unshare", "--user", "--map-root-user", "--mount"];
+    if (Bun.spawnSync([...inOwnMounts, "true"]).exitCode !== 0) {
+      console.warn("keys.test.ts: the full-disk start is skipped: unshare cannot make a mount namespace here");
+      return;
+    }
+    const { code, stderr } = await runToExit([...inOwnMounts, "sh", "-c", script], {
+      TOME_DATA: dir,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
+    });
+    // Said "cannot write to the data folder … Make it writable by this user": permissions, for a disk full.
+    expect({ code, said: stderr.trim() }).toEqual({
+      code: 1,
+      said: `start: could not write ${join(dir, "server.lock")}: ENOSPC: no space left on device, write: the disk is full: free space there, or write elsewhere (TOME_DATA). Nothing it would have replaced was changed.`,
+    });
+  });
+
   test("keys.json that is a directory: start and the key tool say so, without a stack trace", async () => {
     const dir = tempDir("tome-data-");
     mkdirSync(keysPath(dir));

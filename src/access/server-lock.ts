@@ -30,12 +30,19 @@ export function lockDataFolder(
         `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
       ),
     held: (pid, elsewhere) => taken?.(pid, elsewhere) ?? folderTaken(dataDir, pid, elsewhere),
+    // A full disk or a read-only file system is said as every command says it (D184: "the disk is full: free space
+    // there…"); "make it writable by this user" told a full disk's operator to change permissions (D190).
     unwritable: (err) =>
-      new UserError(
-        `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
-      ),
+      FIXED_ELSEWHERE.has((err as NodeJS.ErrnoException).code ?? "")
+        ? err
+        : new UserError(
+            `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
+          ),
   });
 }
+
+/** A write refused for a reason the CLI says with its fix (src/cli/main.ts), when it reaches it with its code. */
+const FIXED_ELSEWHERE = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
 
 /** The refusal lockDataFolder would throw now, looked for without taking the lock or writing in the folder: none while it is free. */
 export function dataFolderHeld(dataDir: string): DataFolderTaken | undefined {
