@@ -531,8 +531,10 @@ export interface LockPolicy {
    * turn (keys.json's, by the dashboard's changes); otherwise it is taken again, a release that does nothing.
    */
   waitForThisProcess?: boolean;
-  /** Called once if the lock, while held, is found no longer this process's (removed, or broken and taken by another). */
+  /** Called once if the lock, while held, is found no longer this process's (broken and taken by another, or removed and not made again). */
   lost?: () => void;
+  /** Called when the lock, while held, was found deleted and made again (D190). */
+  remade?: () => void;
 }
 
 /**
@@ -564,14 +566,21 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       continue;
     }
     // Its holder's sign of life for a taker in another pid space (lockHolder), which cannot see its process. Only while
-    // the file is still its own: one broken and taken by another (this holder stood still past LOCK_STALE_MS, or the
-    // file was deleted) is the other's to renew, and this holder is told it lost the lock.
+    // the file is still its own: one broken and taken by another (this holder stood still past LOCK_STALE_MS) is the
+    // other's to renew, and this holder is told it lost the lock. One deleted (by hand, its holder alive) is made again,
+    // if no other has made it meanwhile, and its holder told (`remade`): left gone, a second server started on the
+    // folder was let in beside the first, each writing over the other's counts (D190).
     const renew = setInterval(() => {
       let text: string | undefined;
       try {
         text = readLockText(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
+        try {
+          createLockFile(path, `${mine}\n`);
+          policy.remade?.();
+          return;
+        } catch {}
       }
       if (text?.trim() !== mine) {
         clearInterval(renew);

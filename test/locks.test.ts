@@ -5,13 +5,13 @@
  * its maker's until EMPTY_LOCK_GRACE_MS have passed, and broken after.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src/access/store";
 import { createKey } from "../src/access/commands";
 import { Access } from "../src/access";
 import { claimOutput } from "../src/cli/snapshot-build";
-import { lockDataFolder } from "../src/access/server-lock";
+import { dataFolderHeld, lockDataFolder } from "../src/access/server-lock";
 import { EMPTY_LOCK_GRACE_MS, LOCK_RENEW_MS, LOCK_STALE_MS, takeLock } from "../src/files";
 import { ROOT, tempDir } from "./helpers";
 
@@ -258,6 +258,28 @@ describe("a lock of another pid namespace or machine (its text names another boo
       release();
     }
     expect(readFileSync(lock, "utf8")).toBe(elsewhere);
+  }, 15_000);
+
+  test("D190: a server whose server.lock was deleted makes it again and says so: a second server is still refused", async () => {
+    const dir = dataDir();
+    const lines: string[] = [];
+    const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
+    access.claim();
+    try {
+      const lock = join(dir, "server.lock");
+      const mine = readFileSync(lock, "utf8");
+      // By hand ("if no server is running, delete it", with one running).
+      rmSync(lock);
+      await Bun.sleep(LOCK_RENEW_MS + 1_000);
+      // Left gone, and "no longer this server's" said: a second server started on the folder was let in.
+      expect(lines).toEqual([expect.stringContaining(`${lock} was deleted while this server runs: made again`)]);
+      expect(readFileSync(lock, "utf8")).toBe(mine);
+      // What a second server is refused by (one in this process would take it again: lockDataFolder, its own).
+      expect(dataFolderHeld(dir)?.message).toStartWith("another Tome server");
+    } finally {
+      await access.stop();
+    }
+    expect(existsSync(join(dir, "server.lock"))).toBe(false);
   }, 15_000);
 
   test("a server whose server.lock was taken by another says so in its log", async () => {

@@ -29,6 +29,10 @@ export function lockDataFolder(
       log?.(
         `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
       ),
+    remade: () =>
+      log?.(
+        `${printableName(path)} was deleted while this server runs: made again. It keeps a second server off this data folder (two would write over each other's usage counts); it goes when this server stops.`,
+      ),
     held: (pid, elsewhere) => taken?.(pid, elsewhere) ?? folderTaken(dataDir, pid, elsewhere),
     // A full disk or a read-only file system is said as every command says it (D184: "the disk is full: free space
     // there…"); "make it writable by this user" told a full disk's operator to change permissions (D190).
