@@ -502,15 +502,24 @@ const LOCK_TEXT_LIMIT = 4096;
  * other refusals are thrown as the system's.
  */
 function readLockText(path: string): string {
-  const read = readWholeText(path, LOCK_TEXT_LIMIT);
-  if ("text" in read) return read.text;
+  // Looked at, then read by its name: a lock replaced between the two is one race among those the lock rules allow for.
+  const s = statSync(path);
+  if (s.isFile() && s.size <= LOCK_TEXT_LIMIT) return readFileSync(path, "utf8");
+  const what = s.isDirectory()
+    ? "a directory"
+    : s.isFIFO()
+      ? "a pipe"
+      : s.isSocket()
+        ? "a socket"
+        : s.isFile()
+          ? "larger than any lock"
+          : "a device";
   // As a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184).
-  throw Object.assign(
-    new Error(
-      `${printableName(path)} is ${"not" in read ? read.not : "larger than any lock"}, not a lock file Tome writes: remove it`,
-    ),
-    { code: "EFTYPE", syscall: "open", path },
-  );
+  throw Object.assign(new Error(`${printableName(path)} is ${what}, not a lock file Tome writes: remove it`), {
+    code: "EFTYPE",
+    syscall: "open",
+    path,
+  });
 }
 
 /** How long a taker of a lock waits before looking at it again. */
