@@ -282,15 +282,23 @@ describe("a lock of another pid namespace or machine (its text names another boo
     expect(existsSync(join(dir, "server.lock"))).toBe(false);
   }, 15_000);
 
-  test("a server whose server.lock was taken by another says so in its log", async () => {
+  test("a server whose server.lock was taken by another says so in its log, and on /healthz (D190)", async () => {
     const dir = dataDir();
     const lines: string[] = [];
     const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
     access.claim();
     try {
+      expect(access.health()).toEqual({ ok: true, problems: [] });
       writeFileSync(join(dir, "server.lock"), elsewhere);
       await Bun.sleep(LOCK_RENEW_MS + 1_000);
       expect(lines.filter((line) => line.includes("server.lock is no longer this server's")).length).toBe(1);
+      // Said ok: an operator watching /healthz did not learn that another server may write over these counts.
+      const health = access.health();
+      expect(health).toEqual({
+        ok: false,
+        problems: [expect.stringContaining("the data folder's lock is another process's since")],
+      });
+      expect(health.problems[0]).not.toContain(dir);
     } finally {
       await access.stop();
     }

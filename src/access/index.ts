@@ -161,6 +161,10 @@ export class Access implements Gate {
     // Counts that live in memory alone are the operator's to see before a stop loses them (D190).
     const unsaved = this.usage.problem;
     if (unsaved) problems.push(unsaved);
+    if (this.lockLostSince !== undefined)
+      problems.push(
+        `the data folder's lock is another process's since ${new Date(this.lockLostSince).toISOString()}: another server may be writing over this one's usage counts (the server's log says more)`,
+      );
     return { ok: !problems.length, problems };
   }
 
@@ -175,9 +179,11 @@ export class Access implements Gate {
 
   /** Takes the data folder now (start() does too): a server checks before the minutes a snapshot may take to load. */
   claim(): void {
-    this.unlock ??= lockDataFolder(this.dataDir, undefined, this.log);
+    this.unlock ??= lockDataFolder(this.dataDir, undefined, this.log, () => (this.lockLostSince ??= Date.now()));
   }
   private unlock: (() => void) | undefined;
+  /** When server.lock was found another process's (Date.now()): from then on another server may write over these counts. */
+  private lockLostSince: number | undefined;
   private readonly log: (line: string) => void;
 
   /** The dashboard's accounts, sessions and usage: keys.json as the key ring holds it, and this server's own counts. */

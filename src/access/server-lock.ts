@@ -22,13 +22,17 @@ export function lockDataFolder(
   dataDir: string,
   taken?: (pid: number, elsewhere: boolean) => Error,
   log?: (line: string) => void,
+  /** Told when the lock is lost while held (for /healthz, D190). */
+  lost?: () => void,
 ): () => void {
   const path = join(dataDir, "server.lock");
   return takeLock(path, {
-    lost: () =>
+    lost: () => {
+      lost?.();
       log?.(
         `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
-      ),
+      );
+    },
     remade: () =>
       log?.(
         `${printableName(path)} was deleted while this server runs: made again. It keeps a second server off this data folder (two would write over each other's usage counts); it goes when this server stops.`,
