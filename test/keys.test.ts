@@ -368,6 +368,25 @@ describe("keys.json damaged while the server runs", () => {
     }
   });
 
+  test("D190: damaged right after a first start, before any request: the key it printed is still served", async () => {
+    const dir = tempDir("tome-data-");
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    try {
+      writeFileSync(keysPath(dir), "garbage");
+      await Bun.sleep(1100);
+      // 403: the server had read keys.json before it made the key, and kept those "last good keys", none.
+      const res = await fetch(`${server.url}/v1/license`, { headers: { "X-API-Key": server.key! } });
+      expect(res.status).toBe(200);
+      // The log line reaches the pipe soon after the answer, not with it.
+      const kept = "the server keeps the 1 key(s) it last read";
+      for (const until = Date.now() + 3000; !server.stderr().includes(kept) && Date.now() < until; )
+        await Bun.sleep(50);
+      expect(server.stderr()).toContain(kept);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test("health: ok; then a problem (no path) while keys.json is damaged or gone, the request still served; ok again once whole", async () => {
     const dir = tempDir("tome-data-");
     const { key } = await keyMade(dir, { name: "k" });

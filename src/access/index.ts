@@ -140,6 +140,11 @@ export class Access implements Gate {
     this.keys = new KeyRing(this.dataDir, this.log);
   }
 
+  /** Reads keys.json now, if it changed (else at the next request that needs it). */
+  readKeys(): void {
+    this.keys.refresh();
+  }
+
   /** Whether the store holds any key (right after construction, false only on a first start). */
   get hasKeys(): boolean {
     return !this.keys.empty;

@@ -150,6 +150,9 @@ function announceKeys(access: Access, config: Config): void {
   const { key, record } = updateKeyFile(dataDir, (file) =>
     createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
   );
+  // Served from now: read at the first request instead, a keys.json damaged before it left the server with no key at
+  // all ("the last good keys" were none), the one it had just printed refused with 403 (D190).
+  access.readKeys();
   note(
     `No API key existed in ${printableName(dataDir)}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
