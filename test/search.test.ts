@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { CROP_MARKER, fold, GUARDS, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, type Engine, fold, GUARDS, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, termOfKey } from "../src/search/text/analyze";
 import { buildShard } from "../src/search/indexer/invert";
@@ -47,6 +47,15 @@ describe("analysis", () => {
     expect(fold("Đà Nẵng")).toBe("da nang");
     // A final sigma is a sigma (D120), in capitals as in lowercase.
     expect(terms("ΠΟΛΕΜΟΣ πόλεμος πολεμοσ")).toEqual(["πολεμοσ", "πολεμοσ", "πολεμοσ"]);
+    // ß, ẞ, the ligatures æ and œ and the dotless ı are the letters a reader types for them (D120).
+    expect(terms("Straße STRAẞE Encyclopædia ŒUVRE Kıbrıs İsmet")).toEqual([
+      "strasse",
+      "strasse",
+      "encyclopaedia",
+      "oeuvre",
+      "kibris",
+      "ismet",
+    ]);
     expect(terms("東京都に住む", "ja").length).toBeGreaterThan(2);
     expect(terms("मराठी भाषा")).toEqual(["मराठी", "भाषा"]); // Indic vowel signs are not accents
   });
@@ -98,6 +107,23 @@ describe("one word in every form a reader types it (D120)", () => {
     const typed = tome.search("Dien Bien Phu", { limit: 5 });
     expect(typed.hits.map((h) => h.page.title)).toEqual(accented.hits.map((h) => h.page.title));
     expect(typed.hits[0]!.formatted.text).toContain("<em>Điện</em> <em>Biên</em> <em>Phủ</em>");
+  });
+
+  test("ß typed ss, æ typed ae, œ typed oe: the same word (Anschluß is the page Anschluss), highlighted as written", async () => {
+    const titles = (tome: Engine, q: string) => tome.search(q, { limit: 20 }).hits.map((h) => h.page.title);
+    const english = await en();
+    // The English sample writes Anschluss and Dollfuss, and Austria's page Anschluß and Dollfuß once each. Before:
+    // Anschluß did not find the page Anschluss, and Dollfuß found Austria alone.
+    expect(titles(english, "Anschluß")[0]).toBe("Anschluss");
+    expect(titles(english, "Dollfuß")).toEqual(titles(english, "Dollfuss"));
+    const austria = english.search("Dollfuss Engelbert chancellor", { pageId: 576, limit: 50 }).hits;
+    expect(austria.some((h) => h.formatted.text.includes("<em>Dollfuß</em>"))).toBe(true);
+    // The Vietnamese dump writes Encyclopædia 12 times and Encyclopaedia 11; SQuAD's articles, Contrecœur.
+    const vietnamese = await vi();
+    expect(titles(vietnamese, "Encyclopaedia")).toEqual(titles(vietnamese, "Encyclopædia"));
+    expect(titles(vietnamese, "Encyclopaedia").length).toBeGreaterThan(3);
+    const contrecoeur = (await squad()).search("Contrecoeur").hits;
+    expect(contrecoeur[0]!.formatted.text).toContain("<em>Contrecœur</em>");
   });
 
   test("Greek typed in capitals: the last word's final Σ begins the words it is a prefix of (ΠΑΣ finds Πάσχα)", async () => {

@@ -6,7 +6,7 @@
 import { escapeRegExp, UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
-export const ANALYZER_VERSION = 4;
+export const ANALYZER_VERSION = 5;
 
 /**
  * A word: a letter or digit, then letters, marks and digits (a mark after no letter goes with the character before it,
@@ -64,18 +64,21 @@ export function foldUncached(text: string): string {
   if (ASCII.test(text)) return text.toLowerCase();
   let folded = text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase();
   if (FOLDED.test(folded)) folded = folded.replace(JOINERS, "").replace(IN_WORD_APOSTROPHE, "\u02bc");
-  if (ONE_LETTER.test(folded)) folded = folded.replace(FINAL_SIGMA, "σ").replace(D_WITH_STROKE, "d");
+  if (ONE_LETTER.test(folded)) folded = folded.replace(ONE_LETTERS, (c) => AS_TYPED[c]!);
   return folded.normalize("NFC");
 }
 
 /**
  * Letters folded into another as accents are (D120): the Greek final sigma into σ (Lucene's GreekLowerCaseFilter), so
  * that a word typed in capitals or cut short as a prefix (ΠΑΣ, lowercased πας) is the word's beginning; the Vietnamese
- * đ into d (charabia's VietnameseNormalizer), which no decomposition strips, so that Dien Bien Phu is Điện Biên Phủ.
+ * đ into d (charabia's VietnameseNormalizer), which no decomposition strips, so that Dien Bien Phu is Điện Biên Phủ;
+ * ß (and ẞ, lowercased) into ss, as Unicode's full case folding writes it, so that Anschluß is Anschluss; the ligatures
+ * æ and œ into ae and oe, and the Turkish dotless ı into i, as Lucene's ASCIIFoldingFilter writes them, so that
+ * Encyclopaedia is Encyclopædia and Kibris is Kıbrıs (the dotted İ is I with a dot above, stripped as an accent).
  */
-const ONE_LETTER = /[ςđ]/;
-const FINAL_SIGMA = /ς/g;
-const D_WITH_STROKE = /đ/g;
+const ONE_LETTER = /[ςđßæœı]/;
+const ONE_LETTERS = /[ςđßæœı]/g;
+const AS_TYPED: Record<string, string> = { ς: "σ", đ: "d", ß: "ss", æ: "ae", œ: "oe", ı: "i" };
 
 /**
  * What folding drops or makes one (D120): zero-width joiners and non-joiners (invisible, typed or not: রত্‍ন = রত্ন),
