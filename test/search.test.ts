@@ -126,6 +126,21 @@ describe("one word in every form a reader types it (D120)", () => {
     expect(contrecoeur[0]!.formatted.text).toContain("<em>Contrecœur</em>");
   });
 
+  test("a Vietnamese word is a function word as the list writes it: Nội is not nói, Nam not năm (D197)", async () => {
+    const tome = await vi();
+    // Folded, Nội (of Hà Nội) is nói (to say) and Nam is năm (year), function words of the list: beside Hà and Việt they
+    // were optional and never highlighted (before: <em>Hà</em> Nội, <em>Việt</em> Nam).
+    const hanoi = tome.search("Hà Nội", { limit: 5 }).hits;
+    expect(hanoi[0]!.formatted.title).toBe("<em>Hà</em> <em>Nội</em>");
+    for (const h of hanoi) expect(h.formatted.text).toContain("<em>Hà</em> <em>Nội</em>");
+    for (const h of tome.search("Việt Nam", { limit: 5 }).hits)
+      expect(h.formatted.text).toContain("<em>Việt</em> <em>Nam</em>");
+    // The list's own words, as written, are still function words: của is highlighted only alone.
+    const history = tome.search("lịch sử của Hà Nội", { limit: 5 }).hits;
+    expect(history[0]!.formatted.text).toContain("<em>Hà</em> <em>Nội</em>");
+    for (const h of history) expect(h.formatted.text).not.toMatch(/<em>của<\/em>/i);
+  });
+
   test("Greek typed in capitals: the last word's final Σ begins the words it is a prefix of (ΠΑΣ finds Πάσχα)", async () => {
     const tome = await el();
     const lower = tome.search("πασ", { limit: 50 });

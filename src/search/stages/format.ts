@@ -15,7 +15,7 @@ import { rankingScore } from "../ranking/ranking-score";
 import type { Derived } from "../postings/shard-types";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./candidate";
-import { functionWords } from "./terms";
+import { queryFunctionWords } from "./terms";
 
 /** A tier's derived terms as text: every term a hit may be highlighted for, and the index terms behind each derived one. */
 interface TierTerms {
@@ -81,9 +81,9 @@ export function hitFormatter(
  * occurrence of a quoted phrase (or of a word the segmenter split) it is, as its phrase (D95).
  */
 function highlighted(query: ParsedQuery, lang: string): boolean[] {
-  const stop = functionWords(lang);
-  const informative = query.words.some((w) => !stop.has(w));
-  return query.words.map((w) => !informative || !stop.has(w));
+  const stop = queryFunctionWords(query, lang);
+  const informative = stop.some((s) => !s);
+  return stop.map((s) => !informative || !s);
 }
 
 /**

@@ -8,7 +8,7 @@ import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { fold, indexKey, termOfKey } from "../text/analyze";
 import { codePoints } from "../../scripts";
 import { GUARDS } from "../options";
-import type { ParsedQuery } from "../text/query";
+import { type ParsedQuery, writtenForm } from "../text/query";
 import type { Shard } from "../postings/shard";
 import type { WordSpec } from "../postings/shard-types";
 import { stemmerFor, variantRanges, type Stem } from "../text/stem";
@@ -45,6 +45,37 @@ const functionWordSets = new Map<string, Set<string>>();
  */
 const NUMBER = /\p{N}/u;
 
+const writtenSets = new Map<string, Set<string>>();
+
+/** A language's function words as written (writtenForm), its numbers left out. */
+function writtenFunctionWords(lang: string): Set<string> {
+  let set = writtenSets.get(lang);
+  if (!set) {
+    const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
+    set = new Set(list.filter((w) => !NUMBER.test(w)).map(writtenForm));
+    writtenSets.set(lang, set);
+  }
+  return set;
+}
+
+/** Languages whose marks tell words apart (Vietnamese tones), where folding makes one term of several words. */
+const MARKS_TELL_WORDS_APART = new Set(["vi"]);
+
+/**
+ * Which of a query's words are function words (D197): in most languages those whose folded form is one, since a
+ * word's marks there only mark it (είναι, ειναι and ΕΙΝΑΙ are one word). In Vietnamese the tones tell apart the words
+ * that folding makes one (Nội of Hà Nội and nói, to say, are noi; Bắc, north, and bác are bac; Minh and mình are
+ * minh): there a function word is one the list holds as the query writes it.
+ */
+export function queryFunctionWords(query: Pick<ParsedQuery, "words" | "written">, lang: string): boolean[] {
+  if (!MARKS_TELL_WORDS_APART.has(lang)) {
+    const stop = functionWords(lang);
+    return query.words.map((w) => stop.has(w));
+  }
+  const asWritten = writtenFunctionWords(lang);
+  return query.words.map((w, i) => asWritten.has(query.written[i] ?? w));
+}
+
 /** A language's function words, folded (stopwords-iso, its numbers left out). */
 export function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
@@ -76,9 +107,9 @@ export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
   const words = query.words.slice(0, GUARDS.maxWords);
   const prefixLast = query.prefixLast && words.length === query.words.length;
   const full = 2 ** words.length - 1;
-  const stop = functionWords(source.lang);
+  const stop = queryFunctionWords(query, source.lang);
   let informative = 0;
-  for (const [i, w] of words.entries()) if (!stop.has(w)) informative |= 1 << i;
+  for (const i of words.keys()) if (!stop[i]) informative |= 1 << i;
   const fuzzy = wordSpecs(source, words, prefixLast, true, true);
   return {
     words,

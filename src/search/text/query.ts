@@ -1,10 +1,15 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
 import { codePoints, UNSPACED, withoutSoftHyphens } from "../../scripts";
-import { foldUncached, terms } from "./analyze";
+import { foldUncached, terms, tokens } from "./analyze";
 
 export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
   words: string[];
+  /**
+   * Each word as the query first wrote it, lowercased, its joiners left out (D197): whether it is a function word is
+   * asked of this form, as Bắc (north) is not bác (a function word) though both fold to bac.
+   */
+  written: string[];
   /** Quoted phrases, as folded word sequences of two words or more, each once. */
   phrases: string[][];
   /** The last word is still being typed: match it as a prefix. */
@@ -29,17 +34,20 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const q = withoutSoftHyphens(query);
   const phrases: string[][] = [];
   const words: string[] = [];
+  const written: string[] = [];
   const seen = new Set<string>();
   const quoted = new Set<string>();
-  const add = (w: string) => {
-    if (!seen.has(w)) {
-      seen.add(w);
-      words.push(w);
+  const addAll = (text: string) => {
+    for (const { term, start, end } of tokens(text, lang)) {
+      if (seen.has(term)) continue;
+      seen.add(term);
+      words.push(term);
+      written.push(writtenForm(text.slice(start, end)));
     }
   };
   const rest = q.replace(QUOTED, (_m, inner: string) => {
     const ws = terms(inner, lang);
-    ws.forEach(add);
+    addAll(inner);
     // A phrase written again asks nothing more: each copy was checked, and looked for, on its own.
     const key = ws.join(" ");
     if (ws.length > 1 && !quoted.has(key)) {
@@ -49,8 +57,9 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
     return " ";
   });
   // An unbalanced quote is plain text.
-  const free = terms(rest.replace(QUOTES, " "), lang);
-  free.forEach(add);
+  const unquoted = rest.replace(QUOTES, " ");
+  const free = terms(unquoted, lang);
+  addAll(unquoted);
   // Invisible format characters after the last letter leave the word being typed, as spaces do (D120, UAX #29 WB4):
   // a joiner (रत्‍ goes on as रत्‍नागिरी), a direction mark an RTL keyboard adds, a zero-width space.
   const trimmed = withoutTrailingInvisible(q);
@@ -58,8 +67,13 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && codePoints(last) >= MIN_PREFIX;
-  return { words, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
+  return { words, written, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
 }
+
+const JOINERS = /[\u200c\u200d]/g;
+
+/** A word as written, compared with a function-word list's entries as written (D197): lowercased, NFC, no joiners. */
+export const writtenForm = (word: string): string => word.toLowerCase().normalize("NFC").replace(JOINERS, "");
 
 /**
  * `q` without the spaces and format characters at its end, read back from the end: a pattern anchored at the end
