@@ -32,11 +32,8 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
-/**
- * A base's text index merged first (an update), read through the base's own container (the file the update opened,
- * never its path again: a file renamed onto it since is not read); checkReadable throws once its lease is broken (D84),
- * asked each key.
- */
+/** A base's text index merged first (an update), read through the container the update opened, never its path again
+ * (D84); checkReadable throws once its lease is broken, asked each key. */
 type BaseIndex = { container: Container; documents: number; checkReadable?: () => void };
 
 /** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
