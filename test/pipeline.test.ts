@@ -585,3 +585,38 @@ describe("compose", () => {
     ).toEqual({ body: "fault", trace: ["a>", "<a"] });
   });
 });
+
+describe("D195: one slash at a path's end", () => {
+  test("is the route without it: the same answer, ETag and cost, keyless where the route is; two slashes or more are no route", async () => {
+    const get = async (path: string, headers: Record<string, string> = { "X-API-Key": key }) => {
+      const r = await fetch(server.url + path, { headers });
+      // The time a search took is the one field two answers to one request may differ in.
+      const body = (await r.text()).replace(/"(search_time_ms|processing_time_ms|processingTimeMs)":\d+/g, "");
+      return { status: r.status, etag: r.headers.get("etag"), headers: [...r.headers.keys()].join(), body };
+    };
+    for (const route of ROUTES) {
+      const [path, query] = route.split("?");
+      const slashed = `${path}/${query ? `?${query}` : ""}`;
+      const plain = await get(route);
+      const other = await get(slashed);
+      // The same headers too: the key's rate and quota counted as for the route (D2).
+      expect({ slashed, ...other, body: other.body === plain.body }).toEqual({ slashed, ...plain, body: true });
+      // Refused without a key as the route is.
+      expect({ slashed, status: (await get(slashed, {})).status }).toEqual({ slashed, status: 401 });
+    }
+    for (const path of ["/healthz/", "/v1/openapi.json/", "/docs/"])
+      expect({ path, status: (await get(path, {})).status }).toEqual({ path, status: 200 });
+    // Only one slash: more, or a slash inside, is a path no route has (D1's 404 with a key).
+    for (const path of ["/v1/search//?q=albedo", "/v1//search?q=albedo", "/v1/page/39//", "/healthz//"]) {
+      const r = await get(path);
+      expect({ path, status: r.status, error: JSON.parse(r.body).error }).toEqual({
+        path,
+        status: 404,
+        error: "not found",
+      });
+    }
+    // The API's description names each route once, without the slash.
+    const paths = Object.keys((JSON.parse((await get("/v1/openapi.json")).body) as { paths: object }).paths);
+    expect(paths.filter((p) => p.endsWith("/"))).toEqual([]);
+  });
+});
