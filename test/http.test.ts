@@ -962,6 +962,27 @@ describe("GET /v1/changes", () => {
     expect((await ok("/v1/changes?since=0099-01-01T00:00:00Z&limit=1000")).total).toBe(snap.pages.length);
   });
 
+  test("D12: a leap second (:60) is read only where UTC had one, in any zone; on a day without, 400", async () => {
+    // 2016-12-31 ended with one (its :60 is 2017-01-01T00:00:00Z), and 1972-06-30 the first; 2016-04-01 and
+    // 2016-06-30 had none, and :60 is never a minute's but 23:59's.
+    expect(readSince("2016-12-31T23:59:60Z")).toBe(Date.UTC(2017, 0, 1) / 1000);
+    expect(readSince("2016-12-31T23:59:60.5Z")).toBe(Date.UTC(2017, 0, 1) / 1000 + 1);
+    expect(readSince("2017-01-01T08:59:60+09:00")).toBe(Date.UTC(2017, 0, 1) / 1000);
+    expect(readSince("2016-12-31T18:29:60-05:30")).toBe(Date.UTC(2017, 0, 1) / 1000);
+    expect(readSince("1972-06-30T23:59:60Z")).toBe(Date.UTC(1972, 6, 1) / 1000);
+    for (const raw of [
+      "2016-04-01T23:59:60Z",
+      "2016-06-30T23:59:60Z",
+      "2016-12-31T23:58:60Z",
+      "2016-12-31T22:59:60Z",
+      "2017-01-01T00:00:60Z",
+      "2016-12-31T23:59:60+01:00",
+      "2017-12-31T23:59:60Z",
+    ])
+      expect(() => readSince(raw), raw).toThrow("since must be");
+    await fails("/v1/changes?since=2016-04-01T23:59:60Z", 400, "since must be unix seconds or RFC3339");
+  });
+
   test("since in neither format (D12)", async () => {
     const bad = [
       "",

@@ -99,10 +99,49 @@ export function readSince(raw: string): number {
     if (oh > 23 || om > 59) throw fail();
     offset = (m[9] === "-" ? -1 : 1) * (oh * 3600 + om * 60);
   }
-  // A leap second (:60) is the first instant of the next minute.
-  const seconds = utc(year, month - 1, day, hour, minute) / 1000 + second + fraction - offset;
+  const minuteStart = utc(year, month - 1, day, hour, minute) / 1000 - offset;
+  // A leap second (:60) is the first instant of the next minute, read only where UTC had one (RFC 3339 §5.7).
+  const next = minuteStart + 60;
+  if (second === 60 && (next % 86_400 !== 0 || !LEAP_SECOND_DAYS.has(new Date(next * 1000).toISOString().slice(0, 10))))
+    throw fail();
+  const seconds = minuteStart + second + fraction;
   return Math.max(0, Math.ceil(seconds));
 }
+
+/**
+ * The UTC days whose next began after a leap second, named by that next day (its first instant is the :60's): every
+ * one inserted since 1972, as IERS Bulletin C announced them (RFC 3339 Appendix D, then 1998 to 2016). None since,
+ * none announced; a new one, if ever (CGPM 2022 ends them by 2035), is added here.
+ */
+const LEAP_SECOND_DAYS = new Set([
+  "1972-07-01",
+  "1973-01-01",
+  "1974-01-01",
+  "1975-01-01",
+  "1976-01-01",
+  "1977-01-01",
+  "1978-01-01",
+  "1979-01-01",
+  "1980-01-01",
+  "1981-07-01",
+  "1982-07-01",
+  "1983-07-01",
+  "1985-07-01",
+  "1988-01-01",
+  "1990-01-01",
+  "1991-01-01",
+  "1992-07-01",
+  "1993-07-01",
+  "1994-07-01",
+  "1996-01-01",
+  "1997-07-01",
+  "1999-01-01",
+  "2006-01-01",
+  "2009-01-01",
+  "2012-07-01",
+  "2015-07-01",
+  "2017-01-01",
+]);
 
 /**
  * Milliseconds since the epoch of a UTC date and time, its year as written: Date.UTC reads a year from 0 to 99 as
