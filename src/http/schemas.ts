@@ -168,7 +168,10 @@ export const SearchHit = t.Object(
       }),
     ),
   },
-  { description: "A search hit: the best-matching chunk of a page (with page_id, one matching chunk of that page)" },
+  {
+    description:
+      "A search hit: a page's passage, its lead when the query names the page, else its best-matching chunk (with page_id, one matching chunk of that page)",
+  },
 );
 
 export const Chunk = t.Object(

@@ -54,7 +54,7 @@ export const searchRoutes = ({ answers, searches }: ApiContext) => {
       tags: ["Search"],
       summary: "Search chunks",
       description:
-        "Full-text search over chunks: one hit per page (its best chunk), pages whose title matches first (an exact title first of all), " +
+        "Full-text search over chunks: one hit per page (its passage: its lead when the query names the page, else its best chunk), pages whose title matches first (an exact title first of all), " +
         "then pages with every word before pages with some. Text in double quotes must match as a phrase. " +
         "With page_id, the matching chunks of that one page. show_ranking_score=true adds each hit's _rankingScore (0 to 1).",
     },
