@@ -473,7 +473,7 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
   // Bun (uWS) answers these with a fixed status line and "Connection: close", no body: no
   // hook lets Tome make them JSON or give them an X-Request-Id (docs/api.md, "The HTTP API"). What
   // matters is that they carry no data, and that this test says so if Bun ever changes them.
-  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host, a body's length said two ways, an unknown method", async () => {
+  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host, a body's length said two ways, a target not a path (*, no leading slash, a bare query), an unknown method", async () => {
     const cases: [string, string, number][] = [
       [
         "headers over 128 KiB (D88)",
@@ -501,6 +501,16 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
         431,
       ],
       ["the asterisk form, for OPTIONS too", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400],
+      // D88: a target that is neither a path from its slash nor an absolute URL (the latter reaches Tome).
+      ["the asterisk form for GET", "GET * HTTP/1.1\r\nHost: a\r\n\r\n", 400],
+      ["the asterisk form for HEAD", "HEAD * HTTP/1.1\r\nHost: a\r\n\r\n", 400],
+      [
+        "a path without its leading slash",
+        `GET v1/search?q=albedo HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`,
+        400,
+      ],
+      ["a bare query", `GET ?q=1 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`, 400],
+      ["a bare fragment", "GET #x HTTP/1.1\r\nHost: a\r\n\r\n", 400],
       [
         "Transfer-Encoding other than chunked",
         `POST /mcp HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
@@ -509,8 +519,24 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
     ];
     for (const [name, text, status] of cases) {
       const r = await rawRequest(server.url, text);
-      expect({ name, status: r.status, body: r.body }).toEqual({ name, status, body: "" });
+      // Bun's: no body, no X-Request-Id (D22), only Connection: close.
+      expect({ name, status: r.status, body: r.body, headers: r.headers }).toEqual({
+        name,
+        status,
+        body: "",
+        headers: { connection: "close" },
+      });
     }
+    // The absolute form is a target Bun accepts: Tome reads its path, and its key check with it (D88).
+    const absolute = (lines: string[]) => rawRequest(server.url, rawGet("http://a/v1/chunk/39_0", "1.1", lines));
+    const served = await absolute(["Host: a", `X-Api-Key: ${key}`]);
+    expect([served.status, JSON.parse(served.body).id, Boolean(served.headers["x-request-id"])]).toEqual([
+      200,
+      "39_0",
+      true,
+    ]);
+    const unkeyed = await absolute(["Host: a"]);
+    expect([unkeyed.status, JSON.parse(unkeyed.body).error]).toEqual([401, "unauthorized"]);
     // A method Bun does not know (or in lower case): the connection is closed without an answer.
     for (const method of ["FOO", "get"]) {
       const r = await rawRequest(
