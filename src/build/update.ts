@@ -131,11 +131,8 @@ async function openBase(
     // of the base (through this container or another of its file) asks checkReadable first.
     base.container.leaseForReading(true);
     // Everything of the base is read through that mapping, the file opened once (its text copied, its index merged): a
-    // file renamed onto its path mid-update is not read. Only between the header's read and the mapping could one be.
-    if (!base.container.mapsFileOpened())
-      throw new SnapshotError(
-        `${printableName(path)} was replaced (a file renamed onto it?) while the update opened it: nothing was written. Run it again.`,
-      );
+    // file renamed onto its path mid-update is not read; one renamed between its header's read and its mapping is
+    // refused by the container (D84).
     if (!base.container.has("index.text.meta"))
       throw new SnapshotError(
         `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,

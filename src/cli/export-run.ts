@@ -8,7 +8,7 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { Attributions, Resources } from "../http";
-import { checkSections, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
+import { openSnapshot, sectionsDamaged, type Snapshot, SnapshotError } from "../snapshot";
 import { type CountProgressDisplay, countProgress } from "./progress";
 import { ArgumentError, note } from "./main";
 import {
@@ -126,20 +126,23 @@ const EXPORTED = /^(text|pages|sections)\./;
 /**
  * Checks the sections an export reads against their hashes before a line is written (D66): a damaged byte that zstd's
  * decoder does not catch (its frames carry no checksum), or in a section read as it is, decodes into other text. As an
- * update checks its base (checkSections: a mapping of its own, its pages dropped as they are hashed), in MB as a stage
- * of its own.
+ * update checks its base: through the file the export opened (its container: checkSections opened the path again, and
+ * checked a file renamed onto it since, D84), its pages dropped as they are hashed, in MB as a stage of its own.
  */
-async function checkExported(path: string): Promise<void> {
+async function checkExported(snapshot: Snapshot): Promise<void> {
+  const { path } = snapshot;
   let progress: CountProgressDisplay | undefined;
   let damage: string | undefined;
   try {
-    ({ damage } = await checkSections(path, {
-      only: (name) => EXPORTED.test(name),
-      progress: (done, total) => {
-        progress ??= countProgress(`checking ${printableName(basename(path))}`, Math.round(total / 1e6), "MB");
-        progress.update(Math.round(done / 1e6));
-      },
-    }));
+    damage = sectionsDamaged(
+      await snapshot.container.verify(
+        (done, total) => {
+          progress ??= countProgress(`checking ${printableName(basename(path))}`, Math.round(total / 1e6), "MB");
+          progress.update(Math.round(done / 1e6));
+        },
+        { readOnce: true, only: (name) => EXPORTED.test(name) },
+      ),
+    );
   } finally {
     progress?.stop();
   }
@@ -193,7 +196,7 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
   if (target) checkOut(args.out, [args.snapshot], { what: "export", example: "chunks.jsonl.zst" }, target === "file");
-  await checkExported(args.snapshot);
+  await checkExported(snapshot);
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
   // as it is (renamed over, /dev/null would become a file). The part is named with this process's id, as atomicWrite's
   // are: one killed outright (kill -9, the OOM killer) leaves it, and the next export to this name removes it.

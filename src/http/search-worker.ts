@@ -4,7 +4,6 @@
  * answer's JSON here; the tasks of one message (D166) are answered in one message. A snapshot let
  * go is collected at once, so that its mappings go.
  */
-import { statSync } from "node:fs";
 import { openUnguarded, type SearchWork } from "../search";
 import { SnapshotError } from "../snapshot";
 import { apiContext, type ApiContext } from "./context";
@@ -39,30 +38,20 @@ const coreWait = coreWaitClock();
 // Its file is closed by the pool when it ends this worker (a terminated thread runs no cleanup).
 if (coreWait.file !== undefined) self.postMessage({ file: coreWait.file } satisfies WorkerFile);
 
-/** What names a file's content on disk: renamed over, the path names another. */
-const identity = (path: string) => {
-  const s = statSync(path);
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
-};
-
 /** A snapshot opened here, or why not; and whether its structure was checked here again (D119). */
 function opened(path: string, id: string, checked: string, searchTimeoutMs: number | undefined) {
   let checkedAgain = true;
   const outcome = (at: Opened | string) => ({ at, checkedAgain });
   try {
-    const before = identity(path);
     // No lease here: the request thread holds it and lets go for every thread (D84); a lease breaking signals the process, whose listener is the request thread's.
     // The file the request thread checked (its identity the same) is not checked again here (D119).
     const engine = openUnguarded(path, checked);
     checkedAgain = engine.snapshot.checked !== checked;
     // The file may have been replaced since the request thread opened it: another snapshot must not answer.
     if (engine.snapshot.meta.contentHash !== id) return outcome(`${path} holds another snapshot now`);
-    // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose header was read.
+    // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose
+    // header was read: the container refuses another renamed onto the path in between (D84).
     engine.snapshot.container.mapAll();
-    if (identity(path) !== before) {
-      engine.snapshot.container.letGo();
-      return outcome(`${path} was replaced while it was being opened`);
-    }
     engine.watch((done) => work.push(done));
     const ctx = apiContext(engine, [], searchTimeoutMs);
     return outcome({ ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) });

@@ -240,14 +240,23 @@ export class Container {
       const entry = this.sections.find((s) => s.name === name);
       if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
       if (this.stopped) throw new SnapshotError(this.stopped);
-      if (this.file === undefined) this.file = FileMapping.open(this.path) ?? null;
-      bytes = !entry.length
-        ? new Uint8Array(0)
-        : this.file
-          ? this.file.map(entry.offset, entry.length)
-          : Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
-              typeof Bun.mmap
-            >[1]);
+      if (this.file === undefined) {
+        const file = FileMapping.open(this.path);
+        if (file && file.fileId() !== this.fileId) {
+          file.letGo();
+          throw this.replaced();
+        }
+        this.file = file ?? null;
+      }
+      if (!entry.length) bytes = new Uint8Array(0);
+      else if (this.file) bytes = this.file.map(entry.offset, entry.length);
+      else {
+        bytes = Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
+          typeof Bun.mmap
+        >[1]);
+        // Mapped by path, each section on its own: the file mapped must still be the one whose header was read.
+        this.checkSameFile(statSync(this.path));
+      }
       this.mapped.set(name, bytes);
     }
     return bytes;
@@ -286,15 +295,25 @@ export class Container {
   }
 
   /**
-   * Whether the file mapped is the one whose header and table open read (their device and inode): the file is opened
-   * again by its path to be mapped (mapAll, or a first section read), and a file renamed onto the path in between is
-   * another. True where the sections are mapped by path each (Bun.mmap, not Linux): nothing to ask.
+   * The device and inode of the file whose header and table openContainer read. Every later open of the path for this
+   * container (the mapping's, read()'s, Bun.mmap's) must find the same file: one renamed onto the path in between (a
+   * new snapshot put in place, a build's rename) is another, whose sections do not lie where this table says (D84).
    */
-  mapsFileOpened(): boolean {
-    this.mapAll();
-    if (!this.file) return true;
+  private get fileId(): string {
     const [dev, ino] = this.identity.split(":");
-    return this.file.fileId() === `${dev}:${ino}`;
+    return `${dev}:${ino}`;
+  }
+
+  /** Throws replaced() unless `opened` (a stat of the file this container opened again) is the file it opened first. */
+  private checkSameFile(opened: { dev: number; ino: number }): void {
+    if (`${opened.dev}:${opened.ino}` !== this.fileId) throw this.replaced();
+  }
+
+  /** The path names another file than the one opened first: nothing is read from a mix of two files. */
+  private replaced(): SnapshotError {
+    return new SnapshotError(
+      `${printableName(this.path)} was replaced by another file (one renamed onto it?) while it was being opened: nothing was read from it. Try again.`,
+    );
   }
 
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
@@ -304,6 +323,7 @@ export class Container {
     const bytes = new Uint8Array(entry.length);
     const fd = openSync(this.path, "r");
     try {
+      this.checkSameFile(fstatSync(fd));
       if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length)
         throw new SnapshotError(`${printableName(this.path)} is truncated: section ${name} is cut short. ${rebuild}`);
     } finally {
