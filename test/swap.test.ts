@@ -8,7 +8,7 @@
  * PDF after a swap is the new snapshot's. In process: a request in flight keeps its snapshot,
  * which is let go only after it.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import autocannon from "autocannon";
 import {
   closeSync,
@@ -25,6 +25,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import * as fs from "node:fs";
 import { dirname, join } from "node:path";
 import { newestIn, pinned, SnapshotSwapper } from "../src/cli/swap";
 import { createApp } from "../src/http";
@@ -957,6 +958,40 @@ describe("in process: what the log says is served once the file it came from is 
       ]);
       expect((await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot")).toBe(a.id);
     } finally {
+      app.close();
+    }
+  });
+});
+
+describe("in process: another snapshot renamed onto the path while the swap opens it (D84)", () => {
+  test("is refused before anything of either is read, and the file there now is looked at again, with no other SIGHUP", async () => {
+    const served = join(tempDir("tome-swap-replaced-"), "served.tome");
+    const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
+    const next = join(dirname(served), ".b.tome");
+    copyFileSync(b.path, next);
+    // C put in place, and B renamed onto it between the two opens of its path that opening a snapshot makes (its
+    // header's, its mapping's): C's table over B's sections, where the container read them as one.
+    dropIn(cPath, served);
+    const real = fs.openSync;
+    let opens = 0;
+    const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
+      if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2) renameSync(next, served);
+      return real(...args);
+    }) as typeof fs.openSync);
+    try {
+      await swapper.check("SIGHUP");
+      expect(opens).toBeGreaterThanOrEqual(2);
+      expect(lines[0]).toStartWith(
+        `swap: ${served} (after SIGHUP) was replaced by another file while it was being opened: the file there now is looked at again. Still serving `,
+      );
+      // Pinned, so not watched: looked at again all the same, and B, whole, is served.
+      await until(
+        "B served",
+        async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot"),
+        (id) => id === b.id,
+      );
+    } finally {
+      hook.mockRestore();
       app.close();
     }
   });

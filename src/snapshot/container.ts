@@ -26,7 +26,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
-import { beginsAsSnapshot, SNAPSHOT_MAGIC, SnapshotError } from "./format";
+import { beginsAsSnapshot, SNAPSHOT_MAGIC, SnapshotError, SnapshotReplaced } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
@@ -310,8 +310,8 @@ export class Container {
   }
 
   /** The path names another file than the one opened first: nothing is read from a mix of two files. */
-  private replaced(): SnapshotError {
-    return new SnapshotError(
+  private replaced(): SnapshotReplaced {
+    return new SnapshotReplaced(
       `${printableName(this.path)} was replaced by another file (one renamed onto it?) while it was being opened: nothing was read from it. Try again.`,
     );
   }

@@ -112,3 +112,10 @@ export interface AppliedUpdate {
 
 /** A snapshot that cannot be written or loaded. The message is written for the user. */
 export class SnapshotError extends UserError {}
+
+/**
+ * A snapshot's path named another file when a container opened it again (its mapping, a section's read) than when it
+ * read its header (one renamed onto it in between): nothing of either was read, and opened again the file there now is
+ * read whole (D84).
+ */
+export class SnapshotReplaced extends SnapshotError {}

@@ -1,6 +1,6 @@
 /** snapshot: the file the service is served from. Written as a stream by the build, mapped at boot. */
 export { FORMAT_VERSION } from "./container";
-export { redirectListOf, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC, SnapshotError } from "./format";
+export { redirectListOf, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC, SnapshotError, SnapshotReplaced } from "./format";
 export type {
   AppliedUpdate,
   Redirect,
