@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { runExport } from "../src/cli/export-run";
 import { open } from "../src/search";
-import { openContainer } from "../src/snapshot";
+import { openContainer, SnapshotError } from "../src/snapshot";
 import { EN_2016, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -65,6 +65,23 @@ describe("another snapshot renamed onto the path between a container's opens", (
     const engine = open(path);
     expect(engine.snapshot.meta.wiki.host).toBe("en.wikipedia.org");
     engine.close();
+  });
+
+  test("removed in between instead, it is said so (a SnapshotError), not as the open's ENOENT", async () => {
+    const { path } = await twoSnapshots();
+    const opened = openContainer(path);
+    fs.rmSync(path);
+    const said = (read: () => unknown) => {
+      try {
+        read();
+        return "read";
+      } catch (err) {
+        return `${err instanceof SnapshotError} ${(err as Error).message}`;
+      }
+    };
+    const removed = `true ${path} was removed while it was being opened: nothing was read from it.`;
+    expect(said(() => opened.read("pages.ts"))).toBe(removed);
+    expect(said(() => opened.mapAll())).toBe(removed);
   });
 
   test("snapshot:export checks the file it exports, not the one renamed onto its path before its check", async () => {

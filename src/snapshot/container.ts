@@ -241,7 +241,7 @@ export class Container {
       if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
       if (this.stopped) throw new SnapshotError(this.stopped);
       if (this.file === undefined) {
-        const file = FileMapping.open(this.path);
+        const file = this.openAgain(() => FileMapping.open(this.path));
         if (file && file.fileId() !== this.fileId) {
           file.letGo();
           throw this.replaced();
@@ -255,7 +255,7 @@ export class Container {
           typeof Bun.mmap
         >[1]);
         // Mapped by path, each section on its own: the file mapped must still be the one whose header was read.
-        this.checkSameFile(statSync(this.path));
+        this.checkSameFile(this.openAgain(() => statSync(this.path)));
       }
       this.mapped.set(name, bytes);
     }
@@ -316,12 +316,24 @@ export class Container {
     );
   }
 
+  /** `open()`, an open of the path again: the file gone since the header's read (removed) is said so, not as ENOENT. */
+  private openAgain<T>(open: () => T): T {
+    try {
+      return open();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      throw new SnapshotReplaced(
+        `${printableName(this.path)} was removed while it was being opened: nothing was read from it.`,
+      );
+    }
+  }
+
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
   read(name: string): Uint8Array {
     const entry = this.sections.find((s) => s.name === name);
     if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
     const bytes = new Uint8Array(entry.length);
-    const fd = openSync(this.path, "r");
+    const fd = this.openAgain(() => openSync(this.path, "r"));
     try {
       this.checkSameFile(fstatSync(fd));
       if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length)
