@@ -109,7 +109,7 @@ export const SETTINGS = [
   {
     name: "TOME_DATA",
     default: `./${DEFAULT_DATA_DIR}`,
-    meaning: `API keys and usage counters (keys.json, usage.json), managed with "${commandLine("keys")}"; the first start that serves creates a key and prints it once`,
+    meaning: `API keys and usage counters (keys.json, usage.json and its journal usage.json.journal.N: copy them together to back up), managed with "${commandLine("keys")}"; the first start that serves creates a key and prints it once`,
     usedBy: "start, keys",
   },
   {
