@@ -810,7 +810,30 @@ describe("usage on disk", () => {
     writeFileSync(`${path}.journal.1`, '["2026-12","a",2]\n["2026-12","a",');
     expect(readUsage(path).months["2026-12"]).toEqual({ a: 5 });
     writeFileSync(`${path}.journal.2`, 'garbage\n["2026-12","a",1]\n');
-    expect(() => readUsage(path)).toThrow("line 1 of usage.json.journal.2 is not a spending");
+    expect(() => readUsage(path)).toThrow("usage.json.journal.2 is damaged (line 1 is not a spending)");
+  });
+
+  test("a damaged journal is named, and what it says to do works: moving usage.json away did not (D20)", () => {
+    const dir = tempDir("tome-data-");
+    const path = usagePath(dir);
+    writeUsage(path, { months: { "2026-12": { a: 5 } }, last_used: {}, journal: 3 });
+    writeFileSync(`${path}.journal.3`, '["2026-12","a",1]\ngarbage\n["2026-12","a",1]\n');
+    const refusal = () => {
+      try {
+        readUsage(path);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return "read";
+    };
+    const said = refusal();
+    // Before: "…/usage.json is damaged (line 2 of usage.json.journal.3 is not a spending) … move it away", and with
+    // usage.json moved away, the same words about a usage.json no longer there.
+    expect(said).toStartWith(`${path}.journal.3 is damaged (line 2 is not a spending)`);
+    expect(said).toContain("delete that line");
+    // Doing what it says: the line deleted, the others counted.
+    writeFileSync(`${path}.journal.3`, '["2026-12","a",1]\n["2026-12","a",1]\n');
+    expect(readUsage(path).months["2026-12"]).toEqual({ a: 7 });
   });
 
   test("every credit answered survives kill -9 (D20), and a restart picks up where it left off", async () => {

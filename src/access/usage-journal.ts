@@ -23,14 +23,14 @@ function generations(usagePath: string, names: string[]): number[] {
 }
 
 /**
- * Adds to `months` ("YYYY-MM" → account → credits) the lines of every generation from `from` on; `fail(why)` is the
- * error a damaged one throws. Returns the generation to append to next: after every one found.
+ * Adds to `months` ("YYYY-MM" → account → credits) the lines of every generation from `from` on; `fail(path, why)` is
+ * the error a damaged one (at `path`) throws. Returns the generation to append to next: after every one found.
  */
 export function replayJournals(
   usagePath: string,
   from: number,
   months: Record<string, Record<string, number>>,
-  fail: (why: string) => Error,
+  fail: (path: string, why: string) => Error,
 ): number {
   let next = from;
   let names: string[];
@@ -49,9 +49,9 @@ export function replayJournals(
     } catch (err) {
       // Removed since the folder was read: a save holding it has landed (a reader beside a running server).
       if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw fail(`${basename(path)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw fail(path, `it cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
-    if (!("text" in read)) throw fail(`${basename(path)} is ${"not" in read ? read.not : read.size}`);
+    if (!("text" in read)) throw fail(path, `it is ${"not" in read ? read.not : read.size}`);
     const lines = read.text.split("\n");
     // The last line is empty, or one a kill cut short: its answer was never sent (the line is written before it).
     lines.pop();
@@ -70,7 +70,7 @@ export function replayJournals(
         !Number.isSafeInteger(credits) ||
         credits <= 0
       )
-        throw fail(`line ${i + 1} of ${basename(path)} is not a spending`);
+        throw fail(path, `line ${i + 1} is not a spending`);
       const spentIn = (months[month] ??= nameTable());
       spentIn[account] = (spentIn[account] ?? 0) + credits;
     }

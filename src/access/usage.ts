@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { UserError } from "../errors";
 import { atomicWrite, atomicWriteAsync, clearDeadWrites, DATA_FILE_LIMIT, readWholeText } from "../files";
 import { nameTable } from "./names";
@@ -97,6 +97,11 @@ export function readUsage(path: string): UsageData {
     new UsageFileError(
       `${printableName(path)} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
+  // A journal's damage is its own (moving usage.json away leaves it read): named, with what to do about it.
+  const failJournal = (journal: string, why: string) =>
+    new UsageFileError(
+      `${printableName(journal)} is damaged (${why}), so this month's usage is unknown: it holds credits spent since ${basename(path)} was last saved. Restore it with ${basename(path)} from a backup; or ${why.startsWith("line ") ? "delete that line (its credits are not counted), or " : ""}move the file away (none of its credits are counted).`,
+    );
   let read: ReturnType<typeof readWholeText>;
   try {
     read = readWholeText(path, DATA_FILE_LIMIT);
@@ -104,7 +109,7 @@ export function readUsage(path: string): UsageData {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
       const months = nameTable<Record<string, number>>();
-      const journal = replayJournals(path, 0, months, fail);
+      const journal = replayJournals(path, 0, months, failJournal);
       return { months, last_used: nameTable(), ...(journal ? { journal } : {}) };
     }
     throw new UsageFileError(
@@ -148,7 +153,7 @@ export function readUsage(path: string): UsageData {
     nameTable(Object.entries(outer).map(([name, inner]) => [name, nameTable(Object.entries(inner))] as const));
   const months = tables(file.months);
   // The credits spent after it was saved, from the journal: what a kill left out of it.
-  const journal = replayJournals(path, file.journal ?? 0, months, fail);
+  const journal = replayJournals(path, file.journal ?? 0, months, failJournal);
   return {
     months,
     last_used: nameTable(Object.entries(file.last_used)),
