@@ -138,6 +138,14 @@ describe("start with an empty, damaged or missing keys.json", () => {
     writeUsage(join(withUsage, "usage.json"), { months: { "2026-11": { default: 12 } }, last_used: {} });
     await expectRefused(withUsage, `${keysPath(withUsage)} is missing, but ${join(withUsage, "usage.json")} shows`);
 
+    // usage.json's journal (D20) alone: a store's credits, which a new store's first start counted for its accounts.
+    const withJournal = tempDir("tome-data-");
+    writeFileSync(join(withJournal, "usage.json.journal.4"), '["2026-11","default",12]\n');
+    await expectRefused(
+      withJournal,
+      `${keysPath(withJournal)} is missing, but ${join(withJournal, "usage.json.journal.4")} shows`,
+    );
+
     // A new store, made on purpose with the key tool, is served.
     await newKey(withGen, "--name", "new", "--scope", "full");
     expect(checkKeyStore(withGen)).toBe("present");

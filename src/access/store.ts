@@ -21,6 +21,7 @@ import {
 import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
+import { journalFiles } from "./usage-journal";
 import { isPlan, limitsOf, type PlanName } from "./plans";
 import { isReservedName, nameTable } from "./names";
 import { printableName } from "../printable";
@@ -148,7 +149,7 @@ export type KeyStoreState = "fresh" | "present";
 
 /**
  * Whether a server may start on dataDir, read before it touches anything there. "fresh": no
- * store at all (no keys.json, no usage.json, keys.gen never bumped): a first start, which
+ * store at all (no keys.json, no usage.json or journal of it, keys.gen never bumped): a first start, which
  * creates the first key. "present": keys.json is a whole store with at least one key, or an
  * account given the dashboard (where its holder makes keys).
  * Anything else throws a KeyStoreError saying what is wrong and what to do — an empty or
@@ -163,6 +164,8 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
     const traces = [
       readGeneration(generation) > 0 && generation,
       existsSync(usagePath(dataDir)) && usagePath(dataDir),
+      // usage.json's journal (D20) alone holds a store's credits, which a new store would count for its accounts.
+      !existsSync(usagePath(dataDir)) && journalFiles(usagePath(dataDir))[0],
     ].filter(Boolean);
     if (!traces.length) return "fresh";
     throw new KeyStoreError(

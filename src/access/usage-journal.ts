@@ -22,6 +22,17 @@ function generations(usagePath: string, names: string[]): number[] {
     .sort((a, b) => a - b);
 }
 
+/** The journal files beside usage.json, oldest first (none when the folder cannot be read). */
+export function journalFiles(usagePath: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dirname(usagePath));
+  } catch {
+    return [];
+  }
+  return generations(usagePath, names).map((g) => journalPath(usagePath, g));
+}
+
 /**
  * Adds to `months` ("YYYY-MM" → account → credits) the lines of every generation from `from` on; `fail(path, why)` is
  * the error a damaged one (at `path`) throws. Returns the generation to append to next: after every one found.
