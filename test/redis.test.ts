@@ -1017,6 +1017,15 @@ describe("keys import and export", () => {
       const exported = await keysOn(empty.url, ["export"], out);
       expect([exported.code, exported.stderr]).toEqual([0, expect.stringContaining("Exported 2 key(s)")]);
       expect((await keysOn(empty.url, ["export"], out)).stderr).toContain("already exists");
+      // usage.json's journal (D20) left in TOME_DATA: its credits would be added to those exported (before: exported).
+      const journalOnly = tempDir("tome-data-");
+      writeFileSync(join(journalOnly, "usage.json.journal.2"), `${JSON.stringify([month(), "mover", 5])}\n`);
+      const refused = await keysOn(empty.url, ["export"], journalOnly);
+      expect([refused.code, refused.stderr]).toEqual([
+        1,
+        expect.stringContaining(`${join(journalOnly, "usage.json.journal.2")} already exists`),
+      ]);
+      expect(readdirSync(journalOnly)).toEqual(["usage.json.journal.2"]);
       const before = readKeyFile(join(data, "keys.json"));
       const after = readKeyFile(join(out, "keys.json"));
       expect(after.accounts).toEqual(before.accounts);

@@ -84,6 +84,7 @@ export {
   type Meter,
   type UsageData,
 } from "./usage";
+export { journalFiles } from "./usage-journal";
 
 export { checkRedisUrl, KEYS_LOST, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
 export { redisAddress } from "./redis/connection";

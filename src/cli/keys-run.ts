@@ -8,6 +8,7 @@ import {
   createAccountAccess,
   createKey,
   isPlan,
+  journalFiles,
   KEY_NAME_MAX,
   KeyStoreError,
   keysHeld,
@@ -286,7 +287,8 @@ async function exportStore(_: KeyArgs["export"], settings: Config, io: CommandIo
     throw new KeyStoreError(
       `${usagePath(dir)} exists without keys.json: an export into ${dir} may have been cut short. If so, delete it and run the export again; nothing was written.`,
     );
-  for (const path of [keysPath(dir), usagePath(dir)]) {
+  // usage.json's journal (D20) too: a reader adds its credits to the usage exported.
+  for (const path of [keysPath(dir), usagePath(dir), ...journalFiles(usagePath(dir))]) {
     if (existsSync(path))
       throw new KeyStoreError(
         `${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`,
