@@ -668,6 +668,27 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
+  test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    // usage.json cannot be written (made a directory, a read-only file); the journal beside it can.
+    const ledger = new UsageLedger(path, async () => {
+      throw new Error("EISDIR: illegal operation on a directory, rename");
+    });
+    ledger.settle(ledger.hold("acct", "2026-11", 1, 100)!, 1, true, "key_a", Date.now());
+    await ledger.flush();
+    // Before: "…the credits spent since are counted in memory only, and lost if the server stops…"
+    expect(ledger.problem).toContain("the credits spent since are in its journal");
+    const stopped = await ledger.stop().then(
+      () => "saved",
+      (err: Error) => `${err.name}: ${err.message}`,
+    );
+    // Before: "UsageNotSaved: 1 credit(s) spent, and the requests counted, … they are lost."
+    expect(stopped).toStartWith("UsageNotSaved: the requests counted and the keys' last uses since the last save");
+    expect(stopped).toContain("the 1 credit(s) spent since are in its journal");
+    // What it says: the next reader counts them.
+    expect(readUsage(path).months["2026-11"]).toEqual({ acct: 1 });
+  });
+
   test("a file that cannot be written (a full disk): retried less and less often, said seldom, and what is lost said at the stop", async () => {
     const path = usagePath(tempDir("tome-data-"));
     let writes = 0;
@@ -694,12 +715,14 @@ describe("usage on disk", () => {
     expect(writes).toBeLessThanOrEqual(5);
     expect(said.length).toBe(1);
     expect(said[0]).toContain(`cannot save usage to ${path}: ENOSPC`);
-    // Stopped with the disk still full: the credits not saved are said, the stop refused.
+    // Stopped with usage.json still unwritable: what is lost is said, the stop refused; the credit is in the journal
+    // (whose writes this test does not fail), which the stop says rather than calling it lost.
     const stopped = await ledger.stop().then(
       () => "saved",
       (err: Error) => `${err.name}: ${err.message}`,
     );
-    expect(stopped).toStartWith("UsageNotSaved: 1 credit(s) spent");
+    expect(stopped).toStartWith("UsageNotSaved: the requests counted");
+    expect(stopped).toContain("the 1 credit(s) spent since are in its journal");
     expect(stopped).toContain("ENOSPC");
     // Space again: the next save writes every count kept.
     full = false;

@@ -219,6 +219,8 @@ export class UsageLedger {
   private saving: Promise<void> | undefined;
   /** Credits counted and not yet on disk, and the saves that failed in a row (each waits longer, and says so less). */
   private unsavedCredits = 0;
+  /** Of those, the credits the journal could not take (a full disk): the ones a stop or kill loses. */
+  private unjournaledCredits = 0;
   private failedSaves = 0;
   private lastFailure = "";
   /** usage.json as this ledger last read or wrote it (fileIdentity): another change to it is said, and saved over (D190). */
@@ -281,10 +283,15 @@ export class UsageLedger {
       await this.flush();
     }
     this.journal.close();
-    if (this.dirty)
+    if (!this.dirty) return;
+    // The credits the journal took are not lost: the next start adds them (D20).
+    if (this.unjournaledCredits)
       throw new UsageNotSaved(
-        `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
+        `${this.unjournaledCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}) nor written to its journal: they are lost. Free space or make the folder writable before the next start.`,
       );
+    throw new UsageNotSaved(
+      `the requests counted and the keys' last uses since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}): they are lost; the ${this.unsavedCredits} credit(s) spent since are in its journal (${basename(this.path)}.journal.N), which the next start adds: keep those files. Free space or make the folder writable before the next start.`,
+    );
   }
 
   /**
@@ -301,7 +308,9 @@ export class UsageLedger {
     const journal = (this.data.journal = this.journal.next());
     const text = usageText(this.data);
     const credits = this.unsavedCredits;
+    const unjournaled = this.unjournaledCredits;
     this.unsavedCredits = 0;
+    this.unjournaledCredits = 0;
     // When its writing starts: the next is at least FLUSH_INTERVAL_MS later, however long each text took to make.
     this.lastFlush = performance.now();
     this.changedOnDisk();
@@ -319,6 +328,7 @@ export class UsageLedger {
         // The counts stay in memory, all of them: the next save writes them.
         this.dirty = true;
         this.unsavedCredits += credits;
+        this.unjournaledCredits += unjournaled;
         this.lastFailure = err.message;
         this.failingSince ??= Date.now();
         // Said at the first failure, then at every tenth: a full disk must not fill the log too.
@@ -343,7 +353,10 @@ export class UsageLedger {
       return `usage's journal cannot be written since ${new Date(this.journalFailingSince).toISOString()}: a credit spent since the last save is lost if the server is killed (the server's log says why)`;
     if (this.failingSince === undefined) return undefined;
     // No path and no system message: /healthz answers anyone (the log names both).
-    return `usage cannot be saved since ${new Date(this.failingSince).toISOString()}: the credits spent since are counted in memory only, and lost if the server stops before it can save them (the server's log says why)`;
+    const since = new Date(this.failingSince).toISOString();
+    if (this.journalFailingSince === undefined)
+      return `usage cannot be saved since ${since}: the credits spent since are in its journal, but the requests counted (the dashboard's) are in memory only, and lost if the server stops before it can save them (the server's log says why)`;
+    return `usage cannot be saved since ${since}: the credits spent since are counted in memory only, and lost if the server stops before it can save them (the server's log says why)`;
   }
 
   /** Between saves: FLUSH_INTERVAL_MS, doubled by each save that failed in a row, up to SAVE_RETRY_MAX_MS. */
@@ -399,6 +412,7 @@ export class UsageLedger {
     } catch (err) {
       // A new generation: a line a full disk cut short stays the last of its file, where a reader expects one.
       this.journal.next();
+      this.unjournaledCredits += credits;
       this.journalFailingSince ??= Date.now();
       if (this.journalFailures++ % 100 === 0)
         this.log(
