@@ -736,6 +736,8 @@ describe("usage on disk", () => {
   test("a server killed between writing usage.json's temporary file and renaming it: the next start removes that file, never a live writer's", async () => {
     const dir = tempDir("tome-data-");
     const path = usagePath(dir);
+    // A server's store (without keys.json, the credit in the journal below is a trace of a lost store: refused, D24).
+    await keyMade(dir, { name: "k", account: "acct" });
     // A server whose save's rename never comes, killed there (kill -9).
     const { live, writing } = await killedMidWrite(
       dir,
