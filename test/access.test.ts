@@ -2,7 +2,8 @@
  * Access control with the real server and the real key tool (api.md sections 3, 5, 8; D2,
  * D18–D21). Month rollover runs the same app in process, where the test holds the clock.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, keysPath, readUsage, updateKeyFile, usagePath } from "../src/access";
@@ -828,13 +829,15 @@ describe("usage on disk", () => {
     expect(journals()).toEqual([]);
     ledger.settle(ledger.hold("a", "2026-12", 2, 100)!, 2, true, "key_a", Date.now());
     expect(readUsage(path).months["2026-12"]).toEqual({ a: 5 });
+    // The key's day has its credits too: the dashboard's keys add up to the account after a kill.
+    expect(readUsage(path).key_days?.[dayOf(Date.now())]?.key_a?.[1]).toBe(5);
     // A generation before usage.json's (its removal cut short) is held by it: not counted again.
-    writeFileSync(`${path}.journal.0`, '["2026-12","a",100]\n');
+    writeFileSync(`${path}.journal.0`, '["2026-12","a",100,"key_a","2026-12-01"]\n');
     expect(readUsage(path).months["2026-12"]).toEqual({ a: 5 });
     // The last line of a generation cut short by a kill: its answer never left.
-    writeFileSync(`${path}.journal.1`, '["2026-12","a",2]\n["2026-12","a",');
+    writeFileSync(`${path}.journal.1`, '["2026-12","a",2,"key_a","2026-12-01"]\n["2026-12","a",');
     expect(readUsage(path).months["2026-12"]).toEqual({ a: 5 });
-    writeFileSync(`${path}.journal.2`, 'garbage\n["2026-12","a",1]\n');
+    writeFileSync(`${path}.journal.2`, 'garbage\n["2026-12","a",1,"key_a","2026-12-01"]\n');
     expect(() => readUsage(path)).toThrow("usage.json.journal.2 is damaged (line 1 is not a spending)");
   });
 
@@ -842,7 +845,10 @@ describe("usage on disk", () => {
     const dir = tempDir("tome-data-");
     const path = usagePath(dir);
     writeUsage(path, { months: { "2026-12": { a: 5 } }, last_used: {}, journal: 3 });
-    writeFileSync(`${path}.journal.3`, '["2026-12","a",1]\ngarbage\n["2026-12","a",1]\n');
+    writeFileSync(
+      `${path}.journal.3`,
+      '["2026-12","a",1,"key_a","2026-12-01"]\ngarbage\n["2026-12","a",1,"key_a","2026-12-01"]\n',
+    );
     const refusal = () => {
       try {
         readUsage(path);
@@ -857,8 +863,63 @@ describe("usage on disk", () => {
     expect(said).toStartWith(`${path}.journal.3 is damaged (line 2 is not a spending)`);
     expect(said).toContain("delete that line");
     // Doing what it says: the line deleted, the others counted.
-    writeFileSync(`${path}.journal.3`, '["2026-12","a",1]\n["2026-12","a",1]\n');
+    writeFileSync(
+      `${path}.journal.3`,
+      '["2026-12","a",1,"key_a","2026-12-01"]\n["2026-12","a",1,"key_a","2026-12-01"]\n',
+    );
     expect(readUsage(path).months["2026-12"]).toEqual({ a: 7 });
+  });
+
+  test("a journal that cannot be written (a full disk): said once and on /healthz, tried again at the next save, no file a request", async () => {
+    const dir = tempDir("tome-data-");
+    const path = usagePath(dir);
+    const log: string[] = [];
+    const ledger = new UsageLedger(
+      path,
+      (to, text) => atomicWriteAsync(to, text, 0o600),
+      (line) => log.push(line),
+    );
+    // Generation 0 cannot be opened for appending (EISDIR), as a full disk's cannot be written.
+    mkdirSync(`${path}.journal.0`);
+    for (let i = 0; i < 50; i++) ledger.settle(ledger.hold("a", "2026-12", 1, 100)!, 1, true, "key_a", Date.now());
+    expect(log.filter((l) => l.includes("cannot write usage's journal"))).toHaveLength(1);
+    expect(ledger.problem).toContain("usage's journal cannot be written");
+    expect(readdirSync(dir).filter((n) => n.includes(".journal."))).toEqual(["usage.json.journal.0"]);
+    // The save holds all 50 and ends the spell; the next generation is written.
+    await ledger.flush();
+    expect(ledger.problem).toBeUndefined();
+    ledger.settle(ledger.hold("a", "2026-12", 1, 100)!, 1, true, "key_a", Date.now());
+    rmSync(`${path}.journal.0`, { recursive: true });
+    expect(readUsage(path).months["2026-12"]).toEqual({ a: 51 });
+    expect(existsSync(`${path}.journal.1`)).toBe(true);
+  });
+
+  test("a reader beside a server whose save lands meanwhile reads usage.json again, never adding less (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const path = usagePath(dir);
+    const ledger = new UsageLedger(path);
+    ledger.settle(ledger.hold("a", "2026-12", 3, 100)!, 3, true, "key_a", Date.now());
+    await ledger.flush();
+    ledger.settle(ledger.hold("a", "2026-12", 2, 100)!, 2, true, "key_a", Date.now());
+    // The reader has usage.json (3) and lists the folder (generation 1: 2 more); the server's next save (5) lands and
+    // removes generation 1 before the reader opens it.
+    const real = fs.readdirSync;
+    let landed = false;
+    const spy = spyOn(fs, "readdirSync").mockImplementation(((...args: Parameters<typeof fs.readdirSync>) => {
+      const names = real(...args);
+      if (!landed && String(args[0]) === dir) {
+        landed = true;
+        writeUsage(path, { months: { "2026-12": { a: 5 } }, last_used: {}, journal: 2 });
+        rmSync(`${path}.journal.1`);
+      }
+      return names;
+    }) as typeof fs.readdirSync);
+    try {
+      expect(readUsage(path).months["2026-12"]).toEqual({ a: 5 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(landed).toBe(true);
   });
 
   test("every credit answered survives kill -9 (D20), and a restart picks up where it left off", async () => {

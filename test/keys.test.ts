@@ -140,7 +140,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
 
     // usage.json's journal (D20) alone: a store's credits, which a new store's first start counted for its accounts.
     const withJournal = tempDir("tome-data-");
-    writeFileSync(join(withJournal, "usage.json.journal.4"), '["2026-11","default",12]\n');
+    writeFileSync(join(withJournal, "usage.json.journal.4"), '["2026-11","default",12,"key_a","2026-11-02"]\n');
     await expectRefused(
       withJournal,
       `${keysPath(withJournal)} is missing, but ${join(withJournal, "usage.json.journal.4")} shows`,

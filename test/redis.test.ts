@@ -1019,7 +1019,10 @@ describe("keys import and export", () => {
       expect((await keysOn(empty.url, ["export"], out)).stderr).toContain("already exists");
       // usage.json's journal (D20) left in TOME_DATA: its credits would be added to those exported (before: exported).
       const journalOnly = tempDir("tome-data-");
-      writeFileSync(join(journalOnly, "usage.json.journal.2"), `${JSON.stringify([month(), "mover", 5])}\n`);
+      writeFileSync(
+        join(journalOnly, "usage.json.journal.2"),
+        `${JSON.stringify([month(), "mover", 5, "key_a", `${month()}-01`])}\n`,
+      );
       const refused = await keysOn(empty.url, ["export"], journalOnly);
       expect([refused.code, refused.stderr]).toEqual([
         1,

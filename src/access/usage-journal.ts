@@ -22,35 +22,39 @@ function generations(usagePath: string, names: string[]): number[] {
     .sort((a, b) => a - b);
 }
 
-/** The journal files beside usage.json, oldest first (none when the folder cannot be read). */
-export function journalFiles(usagePath: string): string[] {
-  let names: string[];
+/** The journal generations beside usage.json, in order (none where its folder cannot be read). */
+function generationsBeside(usagePath: string): number[] {
   try {
-    names = readdirSync(dirname(usagePath));
+    return generations(usagePath, readdirSync(dirname(usagePath)));
   } catch {
     return [];
   }
-  return generations(usagePath, names).map((g) => journalPath(usagePath, g));
+}
+
+/** The journal files beside usage.json, oldest first. */
+export const journalFiles = (usagePath: string): string[] =>
+  generationsBeside(usagePath).map((g) => journalPath(usagePath, g));
+
+/** The counters a journal's lines add to (usage.ts's UsageData). */
+interface Counters {
+  months: Record<string, Record<string, number>>;
+  key_days?: Record<string, Record<string, [number, number]>>;
 }
 
 /**
- * Adds to `months` ("YYYY-MM" → account → credits) the lines of every generation from `from` on; `fail(path, why)` is
- * the error a damaged one (at `path`) throws. Returns the generation to append to next: after every one found.
+ * Adds to the counters (each month's account, each day's key) the lines of every generation from `from` on;
+ * `fail(path, why)` is the error a damaged one (at `path`) throws. Returns the generation to append to next (after
+ * every one found), or undefined when one was removed while read: a save holding it landed since usage.json was read,
+ * which must then be read again.
  */
 export function replayJournals(
   usagePath: string,
   from: number,
-  months: Record<string, Record<string, number>>,
+  counters: Counters,
   fail: (path: string, why: string) => Error,
-): number {
+): number | undefined {
   let next = from;
-  let names: string[];
-  try {
-    names = readdirSync(dirname(usagePath));
-  } catch {
-    return next;
-  }
-  for (const generation of generations(usagePath, names)) {
+  for (const generation of generationsBeside(usagePath)) {
     if (generation < from) continue; // a save that landed holds it; its removal was cut short
     next = generation + 1;
     const path = journalPath(usagePath, generation);
@@ -58,8 +62,8 @@ export function replayJournals(
     try {
       read = readWholeText(path, DATA_FILE_LIMIT);
     } catch (err) {
-      // Removed since the folder was read: a save holding it has landed (a reader beside a running server).
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      // Removed since the folder was read (a reader beside a running server): a save holding it has landed.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw fail(path, `it cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     if (!("text" in read)) throw fail(path, `it is ${"not" in read ? read.not : read.size}`);
@@ -73,17 +77,22 @@ export function replayJournals(
       } catch {
         entry = undefined;
       }
-      const [month, account, credits] = Array.isArray(entry) && entry.length === 3 ? entry : [];
+      const [month, account, credits, keyId, day] = Array.isArray(entry) && entry.length === 5 ? entry : [];
       if (
         typeof month !== "string" ||
         !/^\d{4}-\d{2}$/.test(month) ||
         typeof account !== "string" ||
         !Number.isSafeInteger(credits) ||
-        credits <= 0
+        credits <= 0 ||
+        typeof keyId !== "string" ||
+        typeof day !== "string" ||
+        !/^\d{4}-\d{2}-\d{2}$/.test(day)
       )
         throw fail(path, `line ${i + 1} is not a spending`);
-      const spentIn = (months[month] ??= nameTable());
+      const spentIn = (counters.months[month] ??= nameTable());
       spentIn[account] = (spentIn[account] ?? 0) + credits;
+      const keys = ((counters.key_days ??= nameTable())[day] ??= nameTable());
+      (keys[keyId] ??= [0, 0])[1] += credits;
     }
   }
   return next;
@@ -105,10 +114,10 @@ export class UsageJournal {
     public generation: number,
   ) {}
 
-  /** One spending, on disk (the kernel's: a killed process loses nothing written) before this returns; throws when it cannot be. */
-  append(month: string, account: string, credits: number): void {
+  /** One spending (a key's, on a day), on disk (the kernel's: a killed process loses nothing written) before this returns; throws when it cannot be. */
+  append(month: string, account: string, credits: number, keyId: string, day: string): void {
     this.fd ??= openSync(journalPath(this.usagePath, this.generation), "a", 0o600);
-    const line = `${JSON.stringify([month, account, credits])}\n`;
+    const line = `${JSON.stringify([month, account, credits, keyId, day])}\n`;
     // A short write (a full disk) leaves a line cut short, which a reader takes for one a kill cut: said as a failure.
     if (writeSync(this.fd, line) !== Buffer.byteLength(line)) throw new Error("the disk took only part of a line");
   }

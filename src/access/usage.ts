@@ -91,27 +91,37 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 /** A JSON object (not null, not an array): what each level of the counters is. */
 const isTable = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
-/** Reads and verifies usage.json; a missing file is no usage yet. */
+/** Reads and verifies usage.json and adds its journal's credits (D20); a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
   const fail = (why: string) =>
     new UsageFileError(
-      `${printableName(path)} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
+      `${printableName(path)} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away with its ${basename(path)}.journal.* files.`,
     );
   // A journal's damage is its own (moving usage.json away leaves it read): named, with what to do about it.
   const failJournal = (journal: string, why: string) =>
     new UsageFileError(
       `${printableName(journal)} is damaged (${why}), so this month's usage is unknown: it holds credits spent since ${basename(path)} was last saved. Restore it with ${basename(path)} from a backup; or ${why.startsWith("line ") ? "delete that line (its credits are not counted), or " : ""}move the file away (none of its credits are counted).`,
     );
+  // A reader beside a running server: a save landing meanwhile removes the generations it holds, so read again.
+  for (let attempt = 1; ; attempt++) {
+    const data = readSaved(path, fail);
+    const next = replayJournals(path, data.journal ?? 0, data, failJournal);
+    if (next !== undefined) {
+      if (next) data.journal = next;
+      return data;
+    }
+    if (attempt === 5) throw fail("its journal changed each time it was read: try again");
+  }
+}
+
+/** usage.json as saved (its journal: the first generation it does not hold). */
+function readSaved(path: string, fail: (why: string) => UsageFileError): UsageData {
   let read: ReturnType<typeof readWholeText>;
   try {
     read = readWholeText(path, DATA_FILE_LIMIT);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") {
-      const months = nameTable<Record<string, number>>();
-      const journal = replayJournals(path, 0, months, failJournal);
-      return { months, last_used: nameTable(), ...(journal ? { journal } : {}) };
-    }
+    if (code === "ENOENT") return { months: nameTable(), last_used: nameTable() };
     throw new UsageFileError(
       `${printableName(path)} cannot be read (${code ?? (err as Error).message}), so this month's usage is unknown. Make it a file this user can read; nothing was changed.`,
     );
@@ -151,14 +161,11 @@ export function readUsage(path: string): UsageData {
   // JSON.parse makes every name an own key, "__proto__" too; the tables keep them so.
   const tables = <T>(outer: Record<string, Record<string, T>>) =>
     nameTable(Object.entries(outer).map(([name, inner]) => [name, nameTable(Object.entries(inner))] as const));
-  const months = tables(file.months);
-  // The credits spent after it was saved, from the journal: what a kill left out of it.
-  const journal = replayJournals(path, file.journal ?? 0, months, failJournal);
   return {
-    months,
+    months: tables(file.months),
     last_used: nameTable(Object.entries(file.last_used)),
     ...(file.key_days ? { key_days: tables(file.key_days) } : {}),
-    ...(journal ? { journal } : {}),
+    ...(file.journal ? { journal: file.journal } : {}),
   };
 }
 
@@ -211,7 +218,13 @@ export class UsageLedger {
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
   /** The UTC day requests are counted in now (ms bounds), and its counters in data.key_days (also by key in a Map: faster to find than in the object). */
-  private day = { start: 0, end: 0, keys: nameTable<[number, number]>(), byKey: new Map<string, [number, number]>() };
+  private day = {
+    name: "",
+    start: 0,
+    end: 0,
+    keys: nameTable<[number, number]>(),
+    byKey: new Map<string, [number, number]>(),
+  };
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -230,7 +243,8 @@ export class UsageLedger {
   /** Where each credit spent is written before its answer leaves (D20), and since when that fails (a full disk). */
   private readonly journal: UsageJournal;
   private journalFailingSince: number | undefined;
-  private journalFailures = 0;
+  /** An append failed: none is tried again before the next save, which starts a new generation. */
+  private journalPaused = false;
 
   constructor(
     private readonly path: string,
@@ -306,6 +320,7 @@ export class UsageLedger {
     this.lastUsed.clear();
     // The spendings from now on go to the next generation: this text holds every one before.
     const journal = (this.data.journal = this.journal.next());
+    this.journalPaused = false;
     const text = usageText(this.data);
     const credits = this.unsavedCredits;
     const unjournaled = this.unjournaledCredits;
@@ -323,6 +338,8 @@ export class UsageLedger {
           this.log(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
         this.failingSince = undefined;
+        // Every credit counted is on disk again, whatever the journal's state (the next append tells).
+        this.journalFailingSince = undefined;
       })
       .catch((err: Error) => {
         // The counts stay in memory, all of them: the next save writes them.
@@ -349,12 +366,13 @@ export class UsageLedger {
    * counts then live in memory alone (D190), without the file's path. Undefined once a save lands.
    */
   get problem(): string | undefined {
-    if (this.failingSince === undefined && this.journalFailingSince !== undefined)
-      return `usage's journal cannot be written since ${new Date(this.journalFailingSince).toISOString()}: a credit spent since the last save is lost if the server is killed (the server's log says why)`;
-    if (this.failingSince === undefined) return undefined;
+    if (this.failingSince === undefined)
+      return this.journalFailingSince === undefined
+        ? undefined
+        : `usage's journal cannot be written since ${new Date(this.journalFailingSince).toISOString()}: a credit spent since the last save is lost if the server is killed (the server's log says why)`;
     // No path and no system message: /healthz answers anyone (the log names both).
     const since = new Date(this.failingSince).toISOString();
-    if (this.journalFailingSince === undefined)
+    if (this.journalFailingSince === undefined && this.unjournaledCredits === 0)
       return `usage cannot be saved since ${since}: the credits spent since are in its journal, but the requests counted (the dashboard's) are in memory only, and lost if the server stops before it can save them (the server's log says why)`;
     return `usage cannot be saved since ${since}: the credits spent since are counted in memory only, and lost if the server stops before it can save them (the server's log says why)`;
   }
@@ -400,24 +418,32 @@ export class UsageLedger {
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.unsavedCredits += cost;
     this.useOf(keyId, now)[1] += cost;
-    this.journalSpending(meter.month, meter.account, cost);
+    this.journalSpending(meter.month, meter.account, cost, keyId);
     this.changed();
   }
 
   /** The spending on disk before its answer leaves; when it cannot be, it is kept in memory for the next save, and said. */
-  private journalSpending(month: string, account: string, credits: number): void {
+  private journalSpending(month: string, account: string, credits: number, keyId: string): void {
+    // After a failure, not tried again (a file opened, a system call made, on every request of a full disk) until the
+    // next save starts a new generation, where a line a full disk cut short stays the last of its file.
+    if (this.journalPaused) {
+      this.unjournaledCredits += credits;
+      return;
+    }
     try {
-      this.journal.append(month, account, credits);
+      this.journal.append(month, account, credits, keyId, this.day.name);
+      if (this.journalFailingSince !== undefined)
+        this.log(`usage's journal beside ${printableName(this.path)} is written again.`);
       this.journalFailingSince = undefined;
     } catch (err) {
-      // A new generation: a line a full disk cut short stays the last of its file, where a reader expects one.
-      this.journal.next();
+      this.journalPaused = true;
       this.unjournaledCredits += credits;
-      this.journalFailingSince ??= Date.now();
-      if (this.journalFailures++ % 100 === 0)
-        this.log(
-          `cannot write usage's journal beside ${printableName(this.path)}: ${(err as Error).message} (${this.journalFailures} time(s)); the credits are counted in memory and in the next save, but a kill before it loses them.`,
-        );
+      // Said once a failing spell (a save landing ends it), not at every save tried meanwhile.
+      if (this.journalFailingSince !== undefined) return;
+      this.journalFailingSince = Date.now();
+      this.log(
+        `cannot write usage's journal beside ${printableName(this.path)}: ${(err as Error).message}; the credits spent are counted in memory and go in the next save, but a kill before it loses them. Tried again at each save.`,
+      );
     }
   }
 
@@ -445,7 +471,7 @@ export class UsageLedger {
     for (const old of Object.keys(days)) if (old.slice(0, 7) < lastMonth) delete days[old];
     const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
     const keys = (days[name] ??= nameTable());
-    this.day = { start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
+    this.day = { name, start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
   }
 
   /**
