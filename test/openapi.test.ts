@@ -790,6 +790,21 @@ describe("/docs", () => {
     expect(refused.headers.get("content-encoding")).toBeNull();
   });
 
+  test("the OpenAPI document is sent gzipped to a client that takes it, the same bytes each time (it is served without a key: D25)", async () => {
+    const path = "/v1/openapi.json";
+    const plain = await fetch(base + path, { headers: { "accept-encoding": "identity" } });
+    expect([plain.headers.get("content-encoding"), plain.headers.get("vary")]).toEqual([null, "Accept-Encoding"]);
+    const bytes = Buffer.from(await plain.arrayBuffer());
+    expect(JSON.parse(bytes.toString()).openapi).toBe("3.1.0");
+    for (let i = 0; i < 2; i++) {
+      const zipped = await fetch(base + path, { headers: { "accept-encoding": "gzip, deflate" }, decompress: false });
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      const wire = new Uint8Array(await zipped.arrayBuffer());
+      expect(wire.byteLength).toBeLessThan(bytes.byteLength / 4);
+      expect(Buffer.from(Bun.gunzipSync(wire)).equals(bytes)).toBe(true);
+    }
+  });
+
   test("renders every operation and the examples in headless Chromium, from our server alone", async () => {
     const tab = await docsTab();
     const documented = operations()

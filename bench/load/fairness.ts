@@ -24,6 +24,15 @@
  *   changes       /v1/changes?limit=1000
  *   pdf           /v1/pdf of a different page each time, the longest first (none kept yet: each one rendered)
  *   docs-asset    Swagger UI's script, /docs/assets/swagger-ui-bundle.js (1.7 MB; served without a key)
+ *   page-chunks   /v1/page/{longest}?format=chunks&max_chunks=200000 (every chunk, each its own object)
+ *   head-page-chunks  HEAD of page-chunks' request
+ *   lucky-page    /v1/lucky of the longest page's title, format=chunks, max_chunks=200000
+ *   changes-paged /v1/changes?since=0&limit=1000, paging on with offset (wrapping at the end)
+ *   mcp-search    /mcp search calls of hostile-search's queries, limit 50
+ *   mcp-lucky     /mcp lucky calls of the longest page's title, max_chunks 200000
+ *   mcp-changes   /mcp changes calls, limit 1000, paging on with offset
+ *   openapi       the OpenAPI document, /v1/openapi.json (served without a key)
+ *   docs          the reference's page, /docs (served without a key)
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
@@ -36,7 +45,8 @@ import { median } from "../stats";
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
   --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, mcp-held, page-concat, head-page,
-                    if-none-match-page, lucky-hostile, changes, pdf or docs-asset
+                    if-none-match-page, lucky-hostile, changes, pdf, docs-asset, page-chunks, head-page-chunks,
+                    lucky-page, changes-paged, mcp-search, mcp-lucky, mcp-changes, openapi or docs
                     (default search)
   --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
                     --workers W > 0 its searches wait for the search workers beside the attacker's)
@@ -185,6 +195,8 @@ const longestFirst = Array.from(snapshot.pages.ids.keys())
   .sort((a, b) => snapshot.pages.chunkCounts[b]! - snapshot.pages.chunkCounts[a]!)
   .map((i) => snapshot.pages.ids[i]!);
 const longest = longestFirst[0]!;
+const longestTitle = snapshot.pages.title(snapshot.pages.ids.indexOf(longest));
+const pageCount = snapshot.pages.ids.length;
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const getPage = (id: number) => ({
@@ -192,6 +204,12 @@ const getPage = (id: number) => ({
   id,
   method: "tools/call",
   params: { name: "get_page", arguments: { page_id: longest } },
+});
+/** A call of an MCP tool, as a request's body. */
+const mcpCall = (id: number, name: string, args: Record<string, unknown>): RequestInit => ({
+  method: "POST",
+  headers: MCP_HEADERS,
+  body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
 });
 /** The attacker's n-th request, as fetch's arguments. */
 const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
@@ -215,6 +233,15 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   changes: () => ["/v1/changes?limit=1000", {}],
   pdf: (n) => [`/v1/pdf/${longestFirst[n % longestFirst.length]}`, {}],
   "docs-asset": () => ["/docs/assets/swagger-ui-bundle.js", {}],
+  "page-chunks": () => [`/v1/page/${longest}?format=chunks&max_chunks=200000`, {}],
+  "head-page-chunks": () => [`/v1/page/${longest}?format=chunks&max_chunks=200000`, { method: "HEAD" }],
+  "lucky-page": () => [`/v1/lucky?q=${encodeURIComponent(longestTitle)}&format=chunks&max_chunks=200000`, {}],
+  "changes-paged": (n) => [`/v1/changes?since=0&limit=1000&offset=${(n * 1000) % pageCount}`, {}],
+  "mcp-search": (n) => ["/mcp", mcpCall(n, "search", { q: hostile[n % hostile.length]!, limit: 50 })],
+  "mcp-lucky": (n) => ["/mcp", mcpCall(n, "lucky", { q: longestTitle, max_chunks: 200000 })],
+  "mcp-changes": (n) => ["/mcp", mcpCall(n, "changes", { since: 0, limit: 1000, offset: (n * 1000) % pageCount })],
+  openapi: () => ["/v1/openapi.json", {}],
+  docs: () => ["/docs", {}],
 };
 const chosen = ATTACKS[values.attack!];
 if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
