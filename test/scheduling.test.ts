@@ -76,3 +76,46 @@ test.if(linux)(
     expect(charged!).toBeGreaterThan(0.1 * wall!);
   },
 );
+
+test.if(linux)(
+  "the request thread sharing its core with busy ones charges a key its requests' time on the core, not their wall time (D25 amended)",
+  async () => {
+    const path = await snapshotFor({ dumps: [EN_2016, EN_2006] });
+    const { charged, wall } = await besideTwoRivals(
+      `
+      import { mkdtempSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import { join } from "node:path";
+      import { Access, createKey, updateKeyFile } from ${JSON.stringify(join(ROOT, "src/access/index.ts"))};
+      import { createApp } from ${JSON.stringify(join(ROOT, "src/http/index.ts"))};
+      import { open } from ${JSON.stringify(join(ROOT, "src/search/index.ts"))};
+      const engine = open(process.argv.at(-1));
+      const dir = mkdtempSync(join(tmpdir(), "tome-data-"));
+      const key = updateKeyFile(dir, (f) =>
+        createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() }),
+      ).key;
+      const access = new Access({ dataDir: dir });
+      const app = createApp(engine, { access, pdf: { render: () => Promise.reject(new Error("no PDFs")), close() {} } });
+      const pages = engine.snapshot.pages;
+      let longest = 0;
+      for (let i = 1; i < pages.length; i++) if (pages.chunkCounts[i] > pages.chunkCounts[longest]) longest = i;
+      const url = "http://localhost/v1/page/" + pages.ids[longest] + "?format=concat";
+      const ask = async () => (await app.handle(new Request(url, { headers: { "X-API-Key": key } }))).arrayBuffer();
+      for (let i = 0; i < 10; i++) await ask();
+      const before = access.workCharged().get("enterprise");
+      const started = performance.now();
+      // One at a time: the requests fill nearly all of the wall time.
+      for (let i = 0; i < 30; i++) await ask();
+      const wall = performance.now() - started;
+      console.log(JSON.stringify({ charged: access.workCharged().get("enterprise") - before, wall }));
+      app.close();
+      await access.stop();
+      process.exit(0);
+    `,
+      path,
+    );
+    // The request thread ran about a third of the time (wall time charged: nearly all of it; workCharged is in ms).
+    expect(charged!).toBeLessThan(0.6 * wall!);
+    expect(charged!).toBeGreaterThan(0.1 * wall!);
+  },
+);

@@ -23,6 +23,7 @@ import {
   type Refusal,
   type Withheld,
 } from "../../access";
+import { coreWaitClock, type CoreWaitClock } from "../../scheduling";
 import { isDocumentation, noRouteAnswer } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
 import { routedPath, type Exchange, type Step } from "../pipeline";
@@ -57,13 +58,31 @@ interface RefusedGrant extends Grant {
  */
 const UNTIMED_MS = 0.05;
 
+/**
+ * The request thread's time waiting for a core (D144's clock, made in the thread that first admits a key: the request
+ * thread). A request's wall time on the thread includes the time the thread was runnable but another process or thread
+ * had the core: no key's work, yet charged to whichever request was open, so that on a busy machine a key far within
+ * its share was refused (D25 amended).
+ */
+let clock: CoreWaitClock | undefined;
+/** Milliseconds the request thread has waited for a core so far; 0 where it cannot be read. */
+const coreWaited = (): number => {
+  const ms = (clock ??= coreWaitClock()).read();
+  return Number.isNaN(ms) ? 0 : ms;
+};
+
 /** Awaits something outside the server's thread (a request body still arriving): the wait is not the key's work. */
 export async function outsideWork<T>(x: Exchange, pending: Promise<T>): Promise<T> {
   const started = performance.now();
+  const coreAt = x.work ? coreWaited() : 0;
   try {
     return await pending;
   } finally {
-    if (x.work) x.work.waited += performance.now() - started;
+    // Its waits for a core meanwhile were other requests', within this wait: not subtracted twice.
+    if (x.work) {
+      x.work.waited += performance.now() - started;
+      x.work.coreWaited -= coreWaited() - coreAt;
+    }
   }
 }
 
@@ -193,7 +212,8 @@ export function keys(access: Gate | undefined): Step {
     // plus its time in a search worker (chargeElsewhere, D102). Bun runs a request's microtasks
     // before it takes the next request (bench/http/microtask-order.ts), so the time between is
     // this request's alone unless it awaited real input or output.
-    x.work = { started: performance.now(), waited: 0, elsewhere: 0 };
+    // The thread's waits for a core meanwhile are taken off (D25 amended, as D144 does for a search worker).
+    x.work = { started: performance.now(), waited: 0, elsewhere: 0, coreWaited: -coreWaited() };
     return undefined;
   };
 
@@ -209,7 +229,10 @@ export function keys(access: Gate | undefined): Step {
       const grant = x.grant;
       if (!grant) return response;
       const work = x.work;
-      if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited + work.elsewhere);
+      if (work) {
+        const onCore = performance.now() - work.started - work.waited - Math.max(0, work.coreWaited + coreWaited());
+        access.spent(grant, UNTIMED_MS + Math.max(0, onCore) + work.elsewhere);
+      }
       const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
