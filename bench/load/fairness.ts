@@ -1,5 +1,5 @@
 /**
- * bun bench/load/fairness.ts [--attack KIND] [--victim ROUTE] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--key-ms-per-second N] [--workers W] [--snapshot FILE] [--root DIR] [--json]
+ * bun bench/load/fairness.ts [--attack KIND] [--victim ROUTE] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--key-ms-per-second N] [--workers W] [--dashboard-keys N] [--snapshot FILE] [--root DIR] [--json]
  *
  * Whether one key can slow the server for the others (issues 13, 43, 60). The real server on core 0
  * (with --workers W, TOME_SEARCH_WORKERS=W and on every core: its search workers are meant to use them);
@@ -33,6 +33,8 @@
  *   mcp-changes   /mcp changes calls, limit 1000, paging on with offset
  *   openapi       the OpenAPI document, /v1/openapi.json (served without a key)
  *   docs          the reference's page, /docs (served without a key)
+ *   dashboard     the dashboard's account page (/dashboard) of an account of --dashboard-keys keys (default 2,000),
+ *                 signed in with its token (its work is charged to the account, D82)
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
@@ -46,8 +48,9 @@ const HELP = `Usage: bun bench/load/fairness.ts [options]
 
   --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, mcp-held, page-concat, head-page,
                     if-none-match-page, lucky-hostile, changes, pdf, docs-asset, page-chunks, head-page-chunks,
-                    lucky-page, changes-paged, mcp-search, mcp-lucky, mcp-changes, openapi or docs
+                    lucky-page, changes-paged, mcp-search, mcp-lucky, mcp-changes, openapi, docs or dashboard
                     (default search)
+  --dashboard-keys N  with --attack dashboard, the keys of the account whose page is asked for (default 2000)
   --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
                     --workers W > 0 its searches wait for the search workers beside the attacker's)
   --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
@@ -78,6 +81,7 @@ const { values } = parseArgs({
     plan: { type: "string", default: "growth" },
     "key-ms-per-second": { type: "string" },
     workers: { type: "string", default: "0" },
+    "dashboard-keys": { type: "string", default: "2000" },
     snapshot: { type: "string" },
     root: { type: "string" },
     json: { type: "boolean", default: false },
@@ -173,6 +177,19 @@ const attackerKey = await keyOf("attacker", values.plan!, values.attack === "pdf
 if (rate > planRate)
   await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
 const victimKey = await keyOf("victim", "business");
+/** --attack dashboard: an account of many keys, and its dashboard token. */
+const dashboardToken =
+  values.attack === "dashboard"
+    ? await (async () => {
+        const { createAccountAccess, createKey, updateKeyFile } = await import(join(root, "src/access/index.ts"));
+        const keys = Number(values["dashboard-keys"]);
+        updateKeyFile(dataDir, (f: never) => {
+          for (let i = 0; i < keys; i++)
+            createKey(f, { name: `key ${i}`, account: "many", plan: "enterprise", scope: "read", now: Date.now() });
+        });
+        return updateKeyFile(dataDir, (f: never) => createAccountAccess(f, "many", "enterprise")).token as string;
+      })()
+    : "";
 // The victim's plan must not be what limits it: its rate out of the way.
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
 
@@ -242,10 +259,29 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   "mcp-changes": (n) => ["/mcp", mcpCall(n, "changes", { since: 0, limit: 1000, offset: (n * 1000) % pageCount })],
   openapi: () => ["/v1/openapi.json", {}],
   docs: () => ["/docs", {}],
+  dashboard: () => ["/dashboard", { headers: { cookie: dashboardCookie } }],
 };
 const chosen = ATTACKS[values.attack!];
 if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
 const attackRequest = chosen;
+/** The session's cookie, signed in with the account's token as a browser is (the form's CSRF cookie and field first). */
+async function dashboardSession(): Promise<string> {
+  if (!dashboardToken) return "";
+  const form = await fetch(`${server.url}/dashboard/sign-in`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? "";
+  const signedIn = await fetch(`${server.url}/dashboard/sign-in`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      cookie: form.headers.getSetCookie()[0]!.split(";")[0]!,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ csrf, token: dashboardToken }),
+  });
+  if (signedIn.status !== 303) throw new Error(`the dashboard's sign-in answered ${signedIn.status}`);
+  return signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
+}
+const dashboardCookie = await dashboardSession();
 /** The longest page's ETag, for if-none-match-page. */
 const pageEtag =
   (await fetch(`${server.url}/v1/page/${longest}?format=concat`, { headers: { "x-api-key": victimKey } })).headers.get(
