@@ -400,8 +400,8 @@ describe("keys.json damaged while the server runs", () => {
     const { key } = await keyMade(dir, { name: "k" });
     const logged: string[] = [];
     const access = new Access({ dataDir: dir, log: (line) => logged.push(line) });
-    const admitted = () => {
-      const grant = access.admit(headersOf(key), COST.request);
+    const admitted = async () => {
+      const grant = await access.admit(headersOf(key), COST.request);
       expect("reason" in grant ? grant : "granted").toBe("granted");
       if (!("reason" in grant)) access.settle(grant, false);
     };
@@ -415,28 +415,53 @@ describe("keys.json damaged while the server runs", () => {
 
     writeFileSync(keysPath(dir), "garbage");
     await Bun.sleep(1100);
-    admitted();
+    await admitted();
     unhealthy();
     await Bun.sleep(1100);
-    admitted();
+    await admitted();
     unhealthy();
     expect(logged.length).toBe(1);
     expect(logged[0]).toContain(`${keysPath(dir)} is not valid JSON`);
 
     rmSync(keysPath(dir));
     await Bun.sleep(1100);
-    admitted();
+    await admitted();
     unhealthy();
     expect(logged.length).toBe(2);
     expect(logged[1]).toContain(`${keysPath(dir)} is missing`);
 
     writeFileSync(keysPath(dir), good);
     await Bun.sleep(1100);
+    // A changed store is read in a worker; /healthz answers from the keys served meanwhile, a key's request waits for it.
+    await admitted();
     expect(access.health()).toEqual({ ok: true, problems: [] });
-    admitted();
     expect(logged.slice(2)).toEqual([`${keysPath(dir)} is whole again: serving its 1 key(s).`]);
     await access.stop();
   });
+});
+
+test("R9: a changed keys.json is read and parsed off the request thread; /healthz answers meanwhile; the revoked key is refused at once", async () => {
+  const dir = tempDir("tome-data-");
+  const kept = await keyMade(dir, { name: "kept" });
+  const gone = await keyMade(dir, { name: "gone" });
+  const access = new Access({ dataDir: dir });
+  expect(await access.admit(headersOf(gone.key), COST.request)).toHaveProperty("key");
+  updateKeyFile(dir, (f) => revokeKey(f, gone.id, Date.now()));
+  // JSON.parse of this thread (a worker has its own), spied once the key tool's change is made: a parse of the store
+  // here is one on the request thread.
+  const parse = spyOn(JSON, "parse");
+  try {
+    const admitting = access.admit(headersOf(gone.key), COST.request);
+    // The store is being read: /healthz is answered from the keys served meanwhile (before: read here, at once).
+    expect(access.health()).toEqual({ ok: true, problems: [] });
+    expect(admitting).toBeInstanceOf(Promise);
+    expect(await admitting).toMatchObject({ reason: "invalid key" });
+    expect(await access.admit(headersOf(kept.key), COST.request)).toHaveProperty("key");
+    expect(parse.mock.calls.filter(([text]) => String(text).includes('"tome-keys"'))).toEqual([]);
+  } finally {
+    parse.mockRestore();
+    await access.stop();
+  }
 });
 
 test("a key is shown by its first characters and an ellipsis, or a dash for one made before they were kept: one rule for the key tool's list and the dashboard", () => {
@@ -798,24 +823,24 @@ describe("the key tool", () => {
     const read = await keyMade(dir, { name: "r", scope: "read" });
     const full = await keyMade(dir, { name: "f", scope: "full" });
     const access = new Access({ dataDir: dir });
-    const outcome = (key: string, cost: number, needs: "read" | "full") => {
-      const r = access.admit(headersOf(key), cost, needs);
+    const outcome = async (key: string, cost: number, needs: "read" | "full") => {
+      const r = await access.admit(headersOf(key), cost, needs);
       if ("reason" in r) return r;
       access.settle(r, true);
       return "granted";
     };
-    expect(outcome(read.key, COST.request, NEEDS.request)).toBe("granted");
-    expect(outcome(full.key, COST.request, NEEDS.request)).toBe("granted");
-    expect(outcome(full.key, COST.pdf, NEEDS.pdf)).toBe("granted");
-    expect(outcome(read.key, COST.pdf, NEEDS.pdf)).toMatchObject({
+    expect(await outcome(read.key, COST.request, NEEDS.request)).toBe("granted");
+    expect(await outcome(full.key, COST.request, NEEDS.request)).toBe("granted");
+    expect(await outcome(full.key, COST.pdf, NEEDS.pdf)).toBe("granted");
+    expect(await outcome(read.key, COST.pdf, NEEDS.pdf)).toMatchObject({
       reason: "read scope",
       message: expect.stringContaining("This API key's scope is read, which does not allow this request"),
     });
-    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).message).toContain(
+    expect(((await outcome(read.key, COST.pdf, NEEDS.pdf)) as Json).message).toContain(
       "make one on the server's /dashboard, or ask its operator (bun run keys create --name NAME --account ACCOUNT --scope full)",
     );
     // A refusal costs nothing: the account spent 1 + 1 + 10.
-    const known = access.admit(headersOf(read.key), COST.request);
+    const known = await access.admit(headersOf(read.key), COST.request);
     expect("reason" in known ? known : access.quota(known.key).used).toBe(12 + 1);
     await access.stop();
   });

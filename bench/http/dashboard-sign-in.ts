@@ -1,5 +1,5 @@
 /**
- * bun bench/http/dashboard-sign-in.ts [--keys N] [--rounds R] [--redis] [--snapshot FILE] [--root DIR]
+ * bun bench/http/dashboard-sign-in.ts [--keys N] [--rounds R] [--redis] [--stall] [--snapshot FILE] [--root DIR]
  *
  * What a dashboard sign-in costs the server with a large key store (issue 57, D81): N keys (default
  * 50,000) over N/10 accounts, written as the key tool writes keys.json, and one account holder
@@ -10,6 +10,13 @@
  * address (X-Forwarded-For from a trusted proxy) and names its own account, so that no sign-in
  * limit is met. Medians in ms, and each against the form's; with --redis, once more with the
  * keys in Redis (`keys import`).
+ *
+ * With --stall, instead: the longest stall of the server's request thread when the key tool changes one
+ * key (R9). A client asks /healthz (no key; its own address each time) one request after another for
+ * the whole round, timing each; meanwhile the key tool revokes one key of the store, and once it
+ * returns that key is sent (it must be refused: D18). A round's figure is the slowest /healthz
+ * answered from the revocation's start until 300 ms after the refusal; its baseline, the slowest of as
+ * many /healthz asked before it with nothing changing. Medians of R rounds, ms.
  */
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
@@ -23,6 +30,7 @@ const { values } = parseArgs({
     keys: { type: "string", default: "50000" },
     rounds: { type: "string", default: "15" },
     redis: { type: "boolean", default: false },
+    stall: { type: "boolean", default: false },
     snapshot: { type: "string" },
     root: { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -30,7 +38,8 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log(
-    "Usage: bun bench/http/dashboard-sign-in.ts [--keys N] [--rounds R] [--redis] [--snapshot FILE] [--root DIR]\n" +
+    "Usage: bun bench/http/dashboard-sign-in.ts [--keys N] [--rounds R] [--redis] [--stall] [--snapshot FILE] [--root DIR]\n" +
+      "  --stall     the request thread's longest stall when the key tool revokes one key, not the sign-ins\n" +
       "  --root DIR  the checkout whose server and key tool run (default this one); --redis needs redis-server.",
   );
   process.exit(0);
@@ -47,13 +56,15 @@ const { path: snapshot } = await benchSnapshot(values.snapshot, work);
 const data = join(work, "data");
 const accounts = Math.max(1, Math.floor(keyCount / 10));
 const accountName = (a: number) => `acct-${String(a).padStart(6, "0")}`;
+/** The text of the bench's i-th key (--stall revokes the first R by it); the others are never sent. */
+const keyText = (i: number) => `wk_${String(i).padStart(32, "0")}`;
 updateKeyFile(data, (file) => {
   for (let i = 0; i < keyCount; i++) {
     const account = accountName(i % accounts);
     file.accounts[account] ??= { plan: "growth" };
     file.keys.push({
       id: `key_b${String(i).padStart(11, "0")}`,
-      hash: createHash("sha256").update(`bench ${i}`).digest("hex"),
+      hash: createHash("sha256").update(keyText(i)).digest("hex"),
       name: `key ${i}`,
       account,
       scopes: ["read"],
@@ -140,7 +151,61 @@ async function measure(mode: string, env: Record<string, string>) {
   );
 }
 
+/** --stall: the slowest /healthz while the key tool revokes one key and the server takes the change, R rounds. */
+async function measureStall(env: Record<string, string>) {
+  const server = await spawnServer(["bun", join(root, "src/cli/start.ts")], {
+    ...process.env,
+    ...env,
+    TOME_SNAPSHOT: snapshot,
+    TOME_KEY_MS_PER_SECOND: "0",
+    TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
+  });
+  const probe = async () => {
+    const started = performance.now();
+    const r = await fetch(`${server.url}/healthz`, { headers: stranger().headers });
+    await r.arrayBuffer();
+    return performance.now() - started;
+  };
+  const [stalls, quiet, refusedAfter] = [[] as number[], [] as number[], [] as number[]];
+  // The first /healthz reads the store as the server holds it; a warm-up.
+  for (let i = 0; i < 200; i++) await probe();
+  for (let round = 0; round < rounds; round++) {
+    let probes = 0;
+    let slowest = 0;
+    for (const until = performance.now() + 1000; performance.now() < until; probes++)
+      slowest = Math.max(slowest, await probe());
+    quiet.push(slowest);
+    let done = false;
+    let during = 0;
+    const probing = (async () => {
+      while (!done) during = Math.max(during, await probe());
+    })();
+    await tool({ TOME_DATA: data }, "revoke", `key_b${String(round).padStart(11, "0")}`);
+    const sent = performance.now();
+    const r = await fetch(`${server.url}/v1/meta`, { headers: { "x-api-key": keyText(round) } });
+    await r.arrayBuffer();
+    if (r.status !== 403) throw new Error(`the revoked key was answered ${r.status}`);
+    refusedAfter.push(performance.now() - sent);
+    await Bun.sleep(300);
+    done = true;
+    await probing;
+    stalls.push(during);
+    console.error(
+      `round ${round}: slowest /healthz ${during.toFixed(1)} ms (quiet ${slowest.toFixed(1)} ms, ${probes} probes)`,
+    );
+  }
+  await server.stop();
+  console.log(
+    `${keyCount} keys: slowest /healthz while a key is revoked ${median(stalls).toFixed(1)} ms (quiet: ${median(quiet).toFixed(1)} ms) | the revoked key refused ${median(refusedAfter).toFixed(1)} ms after it was sent`,
+  );
+}
+
 console.log(`root ${root}; ${keyCount} keys; medians of ${rounds}`);
+if (values.stall) {
+  await measureStall({ TOME_DATA: data });
+  await Bun.$`rm -rf ${work}`;
+  process.exit(0);
+}
 await measure("files", { TOME_DATA: data });
 if (values.redis) {
   const redis = await startRedis({ aof: false });

@@ -53,16 +53,25 @@ class MemorySessions {
 
 /**
  * The file store's: accounts and keys from the server's key ring (keys.json as last read, in
- * memory: ring.ts), changes under keys.json's lock (the ring then reads the new file within the
- * same request, which pays for it), and the running server's own usage counts.
+ * memory: ring.ts), changes under keys.json's lock (the ring then reads the new file, in a worker, before the
+ * same request is answered), and the running server's own usage counts.
  */
 export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLedger, work: WorkShare): AccountStore {
   const memory = new MemorySessions();
   const signIns = new MemorySignIns();
   return {
-    account: async (name) => ring.account(name),
-    keysOf: async (account) => ring.keysOf(account),
+    // Each waits for a changed keys.json being read (in a worker: ring.ts), as admission does: a token replaced or a
+    // key revoked by the key tool is refused from the next request on.
+    account: async (name) => {
+      await ring.ready();
+      return ring.account(name);
+    },
+    keysOf: async (account) => {
+      await ring.ready();
+      return ring.keysOf(account);
+    },
     accountsAfter: async (after, limit) => {
+      await ring.ready();
       const names = ring.accountNames();
       let at = 0;
       for (let hi = names.length; at < hi; ) {
@@ -85,7 +94,7 @@ export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLed
         console.error(`dashboard: ${(err as Error).message}; no key or plan was changed.`);
         throw new KeyStoreUnwritable((err as Error).message);
       }
-      ring.refresh();
+      await ring.ready();
       return result;
     },
     usage: async (month, account, keyIds) => usage.accountMonth(month, account, keyIds),

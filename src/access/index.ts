@@ -141,9 +141,9 @@ export class Access implements Gate {
     this.keys = new KeyRing(this.dataDir, this.log);
   }
 
-  /** Reads keys.json now, if it changed (else at the next request that needs it). */
+  /** Reads keys.json now, on this thread, if it changed (else at the next request that needs it, in a worker). */
   readKeys(): void {
-    this.keys.refresh();
+    this.keys.refresh(true);
   }
 
   /** Whether the store holds any key (right after construction, false only on a first start). */
@@ -211,11 +211,15 @@ export class Access implements Gate {
    * D2's first checks, with one reading of the clock: the key (D18 and api.md section 5;
    * X-API-Key wins over Authorization: Bearer) and its scope (a read key asking for what
    * needs full: 403, with where its key stands, counting nothing: D23), then its rate limit (D19); and for a request
-   * within its rate, its cost held from the quota (D20), to be settled once it is answered.
+   * within its rate, its cost held from the quota (D20), to be settled once it is answered. While a changed keys.json
+   * is read (in a worker: ring.ts), a request with a key waits for it: a key revoked is refused from the next request
+   * after the key tool returns (D18).
    */
-  admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
+  admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal | Promise<Grant | Refusal> {
     const text = readKey(headers);
     if (typeof text !== "string") return text;
+    const loading = this.keys.refresh();
+    if (loading) return loading.then(() => this.admit(headers, cost, needs));
     const key = this.keys.find(text);
     const now = this.now();
     if (key === undefined || now >= key.endsAt) return invalidKey(key);

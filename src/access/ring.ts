@@ -3,6 +3,12 @@
  * says the store changed (keys.gen, on the next request: D18), or when the file itself did
  * (its inode, mtime and size, looked at once a second, catch a hand edit).
  *
+ * While serving, a changed store is read and checked in a worker (store-reader.ts), never on the
+ * request thread, and taken over in parts of a few thousand keys, each in a turn of its own; the keys
+ * served change all at once when the last part is in. Until then refresh() answers the load under
+ * way, which admission and the dashboard wait for (a key revoked is refused from the next request
+ * after the key tool returns: D18), while anything else (/healthz) is answered at once (D24).
+ *
  * A store damaged or removed while the server runs is never served from: the server keeps
  * the keys it last read, logs the problem once and reports it (problem), and takes the file
  * again as soon as it is whole.
@@ -12,6 +18,8 @@
  */
 import { statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
+import type { ReaderPart } from "./store-reader";
+import { workerUrl } from "../files";
 import { GenerationCounter, generationPath } from "./generation";
 import { hashKey, KEY_SHAPE } from "./key-text";
 import { keysPath, parseKeyFile, readKeyText, type Account, type KeyRecord, type Scope } from "./store";
@@ -63,10 +71,30 @@ export interface StoreProblem {
   since: number;
 }
 
+/** What the ring serves from, made whole before it is served (a reload builds a new one beside the one served). */
+interface Held {
+  byHash: Map<string, KnownKey>;
+  accounts: Map<string, Account>;
+  keysByAccount: Map<string, KeyRecord[]>;
+}
+
+/** Adds accounts, then keys (each key's account among those added before it: checkKeyFile), to what will be served. */
+function take(held: Held, accounts: readonly [string, Account][], keys: readonly KeyRecord[]): void {
+  for (const [name, account] of accounts) held.accounts.set(name, account);
+  for (const record of keys) {
+    held.byHash.set(record.hash, knownKey(record, held.accounts.get(record.account)!));
+    const mine = held.keysByAccount.get(record.account);
+    if (mine) mine.push(record);
+    else held.keysByAccount.set(record.account, [record]);
+  }
+}
+
+const emptyHeld = (): Held => ({ byHash: new Map(), accounts: new Map(), keysByAccount: new Map() });
+
 export class KeyRing {
-  private byHash = new Map<string, KnownKey>();
-  private accounts = new Map<string, Account>();
-  private keysByAccount = new Map<string, KeyRecord[]>();
+  private held = emptyHeld();
+  /** The read of a changed store under way (a worker's), resolved once its keys are served or it is refused. */
+  private loading: Promise<void> | undefined;
   /** The accounts' names in code-unit order (the operator's pages), sorted when first asked for after a reload. */
   private names: string[] | undefined;
   /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
@@ -91,39 +119,57 @@ export class KeyRing {
     this.path = keysPath(dataDir);
     this.generation = new GenerationCounter(generationPath(dataDir));
     this.lastStat = performance.now();
-    this.reload(this.generation.read());
+    this.reload(this.generation.read(), false);
   }
 
   /** Whether the store holds any key at all. */
   get empty(): boolean {
     this.refresh();
-    return this.byHash.size === 0;
+    return this.held.byHash.size === 0;
   }
 
-  /** Re-reads the file if it changed; a damaged or missing one leaves the keys as they were, and sets problem. */
-  refresh(): void {
+  /**
+   * Starts reading the file if it changed: in a worker, unless `now` (before serving: start, its first key). A damaged
+   * or missing one leaves the keys as they were, and sets problem. Answers the read under way, if any: what is
+   * served changes when it resolves (and the file may have changed again meanwhile: ask again then).
+   */
+  refresh(now = false): Promise<void> | undefined {
+    if (this.loading) return this.loading;
     const generation = this.generation.read();
-    const now = performance.now();
-    if (generation === this.seenGeneration && now - this.lastStat < 1000) return;
-    this.lastStat = now;
+    const at = performance.now();
+    if (generation === this.seenGeneration && at - this.lastStat < 1000) return undefined;
+    this.lastStat = at;
     this.generation.follow();
     try {
-      this.reload(generation);
+      this.reload(generation, !now);
     } catch (err) {
-      const message =
-        err instanceof KeyStoreError
-          ? err.message
-          : `cannot read ${printableName(this.path)}: ${(err as Error).message}.`;
-      this.problem ??= { message, since: Date.now() };
-      this.problem.message = message;
-      this.log(
-        `${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: new keys, revocations and plan changes wait for it.`,
-      );
+      this.refused(err);
     }
+    return this.loading;
   }
 
-  /** Reads keys.json if it changed since it was last looked at; throws if it is damaged, or gone after a store was read. */
-  private reload(generation: number): void {
+  /** Waits for any read under way, and for the reads of changes made meanwhile, until the keys served are the file's as last looked at. */
+  async ready(): Promise<void> {
+    for (let loading = this.refresh(); loading; loading = this.refresh()) await loading;
+  }
+
+  private refused(err: unknown): void {
+    const message =
+      err instanceof KeyStoreError
+        ? err.message
+        : `cannot read ${printableName(this.path)}: ${(err as Error).message}.`;
+    this.problem ??= { message, since: Date.now() };
+    this.problem.message = message;
+    this.log(
+      `${message} Until it is whole again, the server keeps the ${this.held.byHash.size} key(s) it last read: new keys, revocations and plan changes wait for it.`,
+    );
+  }
+
+  /**
+   * Reads keys.json if it changed since it was last looked at (in a worker if `aside`: this.loading); throws if it is
+   * damaged, or gone after a store was read.
+   */
+  private reload(generation: number, aside: boolean): void {
     const s = statSync(this.path, { throwIfNoEntry: false });
     // The tool replaces the file by a rename (a new inode); mtime and size catch an edit in place.
     const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
@@ -133,49 +179,75 @@ export class KeyRing {
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
     if (!s && !this.loaded) return;
     if (!s) throw new KeyStoreError(`${printableName(this.path)} is missing. Restore it from a backup.`);
-    const file = parseKeyFile(this.path, readKeyText(this.path));
-    this.byHash = new Map(file.keys.map((record) => [record.hash, knownKey(record, file.accounts[record.account]!)]));
-    this.accounts = new Map(Object.entries(file.accounts));
-    this.keysByAccount = new Map();
-    for (const record of file.keys) {
-      const keys = this.keysByAccount.get(record.account);
-      if (keys) keys.push(record);
-      else this.keysByAccount.set(record.account, [record]);
+    if (aside) {
+      this.loading = this.readAside().finally(() => (this.loading = undefined));
+      return;
     }
+    const file = parseKeyFile(this.path, readKeyText(this.path));
+    const held = emptyHeld();
+    take(held, Object.entries(file.accounts), file.keys);
+    this.serve(held);
+  }
+
+  /** Serves a store read whole. */
+  private serve(held: Held): void {
+    this.held = held;
     this.names = undefined;
     this.seen.clear();
     this.loaded = true;
     if (this.problem) {
-      this.log(`${printableName(this.path)} is whole again: serving its ${this.byHash.size} key(s).`);
+      this.log(`${printableName(this.path)} is whole again: serving its ${held.byHash.size} key(s).`);
       this.problem = undefined;
     }
+  }
+
+  /** Reads the store in a worker and takes it a part a turn; resolves once it is served, or refused (problem). */
+  private readAside(): Promise<void> {
+    const worker = new Worker(workerUrl(new URL("./store-reader.ts", import.meta.url), "access/store-reader.ts"));
+    const held = emptyHeld();
+    return new Promise<void>((resolve) => {
+      const end = (err?: unknown) => {
+        worker.terminate();
+        if (err !== undefined) this.refused(err);
+        resolve();
+      };
+      worker.onmessage = (event: MessageEvent<ReaderPart>) => {
+        const part = event.data;
+        if ("error" in part) return end(part.keyStore ? new KeyStoreError(part.error) : new Error(part.error));
+        take(held, part.accounts, part.keys);
+        if (!part.done) return worker.postMessage({ next: true });
+        this.serve(held);
+        end();
+      };
+      worker.onerror = (event) => end(new Error(event.message));
+      worker.postMessage({ path: this.path });
+    });
   }
 
   /** The account of this name, as the store has it now. */
   account(name: string): Account | undefined {
     this.refresh();
-    return this.accounts.get(name);
+    return this.held.accounts.get(name);
   }
 
   /** The keys of one account (whatever their state), in the store's order. */
   keysOf(account: string): readonly KeyRecord[] {
     this.refresh();
-    return this.keysByAccount.get(account) ?? [];
+    return this.held.keysByAccount.get(account) ?? [];
   }
 
   /** Every account's name, in code-unit order. */
   accountNames(): readonly string[] {
     this.refresh();
-    this.names ??= [...this.accounts.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    this.names ??= [...this.held.accounts.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return this.names;
   }
 
-  /** The key, if it exists (whatever its state). */
+  /** The key, if it exists (whatever its state), in the store as served now: admission waits for refresh() first. */
   find(key: string): KnownKey | undefined {
-    this.refresh();
     const seen = this.seen.get(key);
     if (seen || !KEY_SHAPE.test(key)) return seen;
-    const found = this.byHash.get(hashKey(key));
+    const found = this.held.byHash.get(hashKey(key));
     // Only keys of the store get in, so it never holds more than the store has.
     if (found) this.seen.set(key, found);
     return found;

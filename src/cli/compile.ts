@@ -16,6 +16,7 @@ const ROOT = resolve(import.meta.dir, "../..");
  * src/files.ts): entry points of their own, so that src/ is the root of the executable's files.
  */
 const WORKERS = [
+  "src/access/store-reader.ts",
   "src/build/parse-worker.ts",
   "src/pdf/worker.ts",
   "src/http/search-worker.ts",
