@@ -29,6 +29,13 @@ export const SEARCH_BUDGET_MS = 100;
 /** How long a search worker holding requests may answer none before it is taken for stuck, replaced, and they are answered 503. */
 export const WORKER_STUCK_MS = 30_000;
 
+/**
+ * How long a keyed request's connection may stay silent while its admission waits for a changed keys.json read in a
+ * worker (D24, R9): at 500,000 keys on a loaded 2-core machine the read passed Bun's 10 s, which closed the request's
+ * connection unanswered (bench/http/dashboard-sign-in.ts --stall).
+ */
+export const KEY_STORE_SOCKET_SECONDS = 60;
+
 /** How long a PDF request's connection may stay silent (Bun's idle timeout raised for it): the render queue's wait plus a render's time limit. */
 export const PDF_SOCKET_SECONDS = 180;
 

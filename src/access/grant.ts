@@ -156,6 +156,8 @@ export interface Gate {
   readonly now: () => number;
   /** D2's first checks: the key, its scope, its rate (D19), and the cost held from the quota (D20). */
   admit(headers: Headers, cost: number, needs?: Scope): Grant | Refusal | Promise<Grant | Refusal>;
+  /** Whether admission now waits for a changed key store being read (the file store's, in a worker: D24). */
+  readingKeys?(): boolean;
   /** What a request of the grant's key cost the server's thread, in milliseconds (D25). */
   spent(grant: Grant, ms: number): void;
   /**

@@ -146,6 +146,10 @@ export class Access implements Gate {
     this.keys.refresh(true);
   }
 
+  readingKeys(): boolean {
+    return this.keys.reading;
+  }
+
   /** Whether the store holds any key (right after construction, false only on a first start). */
   get hasKeys(): boolean {
     return !this.keys.empty;

@@ -148,6 +148,11 @@ export class KeyRing {
     return this.loading;
   }
 
+  /** Whether a changed store is being read (in a worker). */
+  get reading(): boolean {
+    return this.loading !== undefined;
+  }
+
   /** Waits for any read under way, and for the reads of changes made meanwhile, until the keys served are the file's as last looked at. */
   async ready(): Promise<void> {
     for (let loading = this.refresh(); loading; loading = this.refresh()) await loading;
@@ -214,8 +219,10 @@ export class KeyRing {
       worker.onmessage = (event: MessageEvent<ReaderPart>) => {
         const part = event.data;
         if ("error" in part) return end(part.keyStore ? new KeyStoreError(part.error) : new Error(part.error));
+        // The next part is asked for first: the worker makes it while this one is taken.
+        if (!part.done) worker.postMessage({ next: true });
         take(held, part.accounts, part.keys);
-        if (!part.done) return worker.postMessage({ next: true });
+        if (!part.done) return;
         this.serve(held);
         end();
       };

@@ -1,7 +1,8 @@
 /**
  * The key ring's reader (ring.ts): reads and checks keys.json off the server's request thread, then
- * hands the store over in parts of at most PART_SIZE accounts and keys, one part each time the
- * server asks for the next, so that no turn of the request thread takes the whole store at once.
+ * hands the store over in parts of at most PART_SIZE accounts and keys: two at first, then one each
+ * time the server asks for the next (as it begins to take one), so that the worker makes a part while
+ * the server takes the one before, and no turn of the request thread takes more than a part or two.
  */
 import { KeyStoreError } from "./errors";
 import { parseKeyFile, readKeyText, type Account, type KeyRecord } from "./store";
@@ -38,6 +39,7 @@ self.onmessage = (event: MessageEvent<ReaderRequest>) => {
       self.postMessage({ error: (err as Error).message, keyStore: err instanceof KeyStoreError } satisfies ReaderPart);
       return;
     }
+    self.postMessage(nextPart());
   }
-  self.postMessage(nextPart());
+  if (at < accounts.length + keys.length) self.postMessage(nextPart());
 };

@@ -28,6 +28,7 @@ import { isDocumentation, noRouteAnswer } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
 import { routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
+import { KEY_STORE_SOCKET_SECONDS } from "../../request-time";
 
 /** Whether a path needs a key: all but the liveness check and the API's description (its document and UI), with one slash at their end too, as the router serves them (/healthz/). */
 export function needsKey(path: string): boolean {
@@ -222,7 +223,12 @@ export function keys(access: Gate | undefined): Step {
       if (!needsKey(x.path)) return undefined;
       const pdf = x.path.startsWith(PDF_PREFIX);
       const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
-      if (grant instanceof Promise) return grant.then((g) => decide(x, g));
+      if (grant instanceof Promise) {
+        // Waiting for a changed keys.json read in a worker (D24), longer than Bun's idle timeout at a large store; a
+        // PDF's socket already has longer (socket-time.ts).
+        if (x.server && !pdf && access.readingKeys?.()) x.server.timeout(x.request, KEY_STORE_SOCKET_SECONDS);
+        return grant.then((g) => decide(x, g));
+      }
       return decide(x, grant);
     },
     after(x, response) {
