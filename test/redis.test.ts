@@ -697,6 +697,33 @@ describe("an admission Redis runs after the replica gave up on it", () => {
   });
 });
 
+test("ADMIT's hold is 0 or 1, an unlimited quota's as any other's (the replica reads only whether one was held)", async () => {
+  const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+  await access.start();
+  try {
+    const holds: number[] = [];
+    for (const plan of ["starter", "enterprise"] as const) {
+      const { key } = await keyOn(redis.url, { name: `hold-${plan}`, account: `hold-${plan}`, plan });
+      const now = Date.now();
+      const args = [
+        hashKey(key),
+        String(now),
+        "1",
+        "0",
+        month(),
+        `hold-${plan}:1`,
+        String(REQUEST_HOLD_LEASE_MS),
+        "",
+        dayOf(now),
+      ];
+      holds.push(Number(((await access.redis.run(ADMIT, args)) as unknown[])[7]));
+    }
+    expect(holds).toEqual([1, 1]);
+  } finally {
+    access.stop();
+  }
+});
+
 describe("a hold that lapsed (D181)", () => {
   /** A starter key of account `name` with one credit left, and a started RedisAccess whose clock `later` moves on. */
   async function oneCreditLeft(name: string) {

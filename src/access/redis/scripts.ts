@@ -72,7 +72,7 @@ const planTable = PLAN_NAMES.map((name) => {
  * record and account are the key's JSON, or "" when the version is the one the replica gave
  * (it holds them already: every change of the store bumps the version). Status 1: revoked or
  * expired; 3: admitted to the rate check, followed by rate remaining (-1: over the limit), spent, held, hold (0 none, 1
- * held, 2 held of an unlimited quota, which refuses nothing: the hold tells UNSETTLE whether its settlement ran, D194); 2: the scope lacks full, followed by the same, counting nothing and holding
+ * held, an unlimited quota's too, which refuses nothing: the hold tells UNSETTLE whether its settlement ran, D194); 2: the scope lacks full, followed by the same, counting nothing and holding
  * nothing (the rate's remaining at least 0), for the refusal's headers (D23). Spent and held are the month's, this
  * request's hold included. {4}: the replica gave this admission up and undid it before Redis ran it (UNADMIT's
  * tome:void:HOLD): it counts and holds nothing, and nobody reads the reply (D194). Reading that marker is one EXISTS
@@ -135,7 +135,7 @@ local hold = 0
 if counted and rateRemaining >= 0 and (quota < 0 or quota - spent - held >= cost) then
   redis.call('ZADD', holdsKey, string.format('%d', now + lease), holdId .. ':' .. cost)
   held = redis.call('HINCRBY', heldKey, account, cost)
-  hold = quota < 0 and 2 or 1
+  hold = 1
 end
 return {counted and 3 or 2, version, record, sentAccount, rateRemaining, spent, held, hold}`,
 );
