@@ -227,6 +227,8 @@ export class Container {
      * its table's checksum. A write to it, or a file renamed over it, gives another (openSnapshot's `checked`).
      */
     readonly identity: string,
+    /** The device and inode of that file (in `identity` too): every later open of the path must find them (fileOpened). */
+    private readonly opened: { readonly dev: number; readonly ino: number },
   ) {}
 
   has(name: string): boolean {
@@ -242,7 +244,7 @@ export class Container {
       if (this.stopped) throw new SnapshotError(this.stopped);
       if (this.file === undefined) {
         const file = this.openAgain(() => FileMapping.open(this.path));
-        if (file && file.fileId() !== this.fileId) {
+        if (file && !this.fileOpened(file.stat())) {
           file.letGo();
           throw this.replaced();
         }
@@ -295,18 +297,18 @@ export class Container {
   }
 
   /**
-   * The device and inode of the file whose header and table openContainer read. Every later open of the path for this
-   * container (the mapping's, read()'s, Bun.mmap's) must find the same file: one renamed onto the path in between (a
-   * new snapshot put in place, a build's rename) is another, whose sections do not lie where this table says (D84).
+   * Whether `found` (a stat of the file opened again) is the file whose header and table openContainer read. Every later
+   * open of the path for this container (the mapping's, read()'s, Bun.mmap's) must find the same file: one renamed onto
+   * the path in between (a new snapshot put in place, a build's rename) is another, whose sections do not lie where this
+   * table says (D84).
    */
-  private get fileId(): string {
-    const [dev, ino] = this.identity.split(":");
-    return `${dev}:${ino}`;
+  private fileOpened(found: { dev: number; ino: number }): boolean {
+    return found.dev === this.opened.dev && found.ino === this.opened.ino;
   }
 
   /** Throws replaced() unless `opened` (a stat of the file this container opened again) is the file it opened first. */
   private checkSameFile(opened: { dev: number; ino: number }): void {
-    if (`${opened.dev}:${opened.ino}` !== this.fileId) throw this.replaced();
+    if (!this.fileOpened(opened)) throw this.replaced();
   }
 
   /** The path names another file than the one opened first: nothing is read from a mix of two files. */
@@ -538,7 +540,7 @@ export function openContainer(path: string): Container {
         );
     }
     const identity = `${stat.dev}:${stat.ino}:${size}:${stat.mtimeMs}:${stat.ctimeMs}:${Buffer.from(header.subarray(32, 64)).toString("hex")}`;
-    return new Container(path, parsed.meta, parsed.sections, size, identity);
+    return new Container(path, parsed.meta, parsed.sections, size, identity, { dev: stat.dev, ino: stat.ino });
   } finally {
     closeSync(fd);
   }

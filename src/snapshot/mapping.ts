@@ -156,10 +156,9 @@ export class FileMapping {
     closing.register(this, this.fd, this);
   }
 
-  /** The device and inode of the file opened: the path may name another file since (one renamed onto it). */
-  fileId(): string {
-    const stat = fstatSync(this.fd);
-    return `${stat.dev}:${stat.ino}`;
+  /** The file opened, looked at (its device and inode): the path may name another file since (one renamed onto it). */
+  stat(): { dev: number; ino: number } {
+    return fstatSync(this.fd);
   }
 
   /** `length` bytes from `offset`, mapped read-only (not copied). */
