@@ -124,7 +124,8 @@ export function readWholeText(path: string, limit: number): { text: string } | {
     if (!s.isFile())
       return { not: s.isDirectory() ? "a directory" : s.isFIFO() ? "a pipe" : s.isSocket() ? "a socket" : "a device" };
     if (s.size > limit)
-      return { size: `${(s.size / 2 ** 30).toFixed(1)} GiB, more than the ${limit / 2 ** 30} GiB Tome reads` };
+      // In bytes: rounded to GiB, one a byte over said "1.0 GiB, more than the 1 GiB".
+      return { size: `${s.size} bytes, more than the ${limit} (${limit / 2 ** 30} GiB) Tome reads` };
     return { text: readFileSync(fd, "utf8") };
   } finally {
     closeSync(fd);

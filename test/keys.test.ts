@@ -222,7 +222,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
       ["a pipe", (path: string) => expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0)],
       // Sparse: a gigabyte said, none of it on disk.
       [
-        "1.0 GiB",
+        "1073741825 bytes, more than the 1073741824 (1 GiB)",
         (path: string) => {
           fs.writeFileSync(path, "");
           fs.truncateSync(path, 2 ** 30 + 1);
