@@ -545,6 +545,11 @@ export interface LockPolicy {
   lost?: () => void;
   /** Called when the lock, while held, was found deleted and made again (D190). */
   remade?: () => void;
+  /**
+   * Called once when the lock, while held, was found deleted and cannot be made again for another reason than another
+   * process's lock there (ENOSPC, EROFS, its folder gone): no process holds it. Tried again at each renewal; `remade` once made.
+   */
+  unmade?: (err: Error) => void;
 }
 
 /**
@@ -580,6 +585,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
     // other's to renew, and this holder is told it lost the lock. One deleted (by hand, its holder alive) is made again,
     // if no other has made it meanwhile, and its holder told (`remade`): left gone, a second server started on the
     // folder was let in beside the first, each writing over the other's counts (D190).
+    let unmade = false;
     const renew = setInterval(() => {
       let text: string | undefined;
       try {
@@ -588,9 +594,18 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
         try {
           createLockFile(path, `${mine}\n`);
+          unmade = false;
           policy.remade?.();
           return;
-        } catch {}
+        } catch (made) {
+          // EEXIST: another process made it meanwhile, and holds it (lost, below). Any other refusal leaves no holder:
+          // said as itself, not as another's lock (which /healthz then claimed), and tried again at the next renewal.
+          if ((made as NodeJS.ErrnoException).code !== "EEXIST") {
+            if (!unmade) policy.unmade?.(made as Error);
+            unmade = true;
+            return;
+          }
+        }
       }
       if (text?.trim() !== mine) {
         clearInterval(renew);

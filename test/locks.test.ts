@@ -305,6 +305,37 @@ describe("a lock of another pid namespace or machine (its text names another boo
   }, 15_000);
 });
 
+describe("server.lock deleted and not made again", () => {
+  test("D190: a server whose deleted server.lock cannot be made again says so as itself, in its log and on /healthz, not as another process's lock", async () => {
+    const dir = dataDir();
+    const lines: string[] = [];
+    const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
+    access.claim();
+    try {
+      // Its folder removed with it: the lock's making again fails with ENOENT (as with ENOSPC or EROFS), and no process holds it.
+      rmSync(dir, { recursive: true });
+      await Bun.sleep(LOCK_RENEW_MS + 1_000);
+      // Before: "no longer this server's (deleted, or taken by another process…)", and /healthz said another process's lock.
+      expect(lines).toEqual([
+        expect.stringContaining("server.lock was deleted while this server runs and cannot be made again ("),
+      ]);
+      const health = access.health();
+      expect(health).toEqual({
+        ok: false,
+        problems: [expect.stringContaining("the data folder's lock was deleted and cannot be made again since")],
+      });
+      expect(health.problems[0]).toContain("(ENOENT)");
+      // The folder back: made again at the next renewal, and /healthz ok.
+      mkdirSync(dir);
+      await Bun.sleep(LOCK_RENEW_MS + 1_000);
+      expect(lines[1]).toContain("server.lock was deleted while this server runs: made again");
+      expect(access.health()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await access.stop();
+    }
+  }, 15_000);
+});
+
 describe("a build's leftovers beside a lock held from another pid namespace", () => {
   /** A build of enwiki in another container writing into the same snapshots/ folder: its lock, its scratch folder and its snapshot being written. */
   function otherBuild(renewedAgoMs: number): { dir: string; leftovers: string[] } {

@@ -175,6 +175,10 @@ export class Access implements Gate {
       problems.push(
         `the data folder's lock is another process's since ${new Date(this.lockLostSince).toISOString()}: another server may be writing over this one's usage counts (the server's log says more)`,
       );
+    else if (this.lockUnmade)
+      problems.push(
+        `the data folder's lock was deleted and cannot be made again since ${new Date(this.lockUnmade.since).toISOString()}${this.lockUnmade.code && ` (${this.lockUnmade.code})`}: a second server started on the folder would write over this one's usage counts (the server's log says more)`,
+      );
     return { ok: !problems.length, problems };
   }
 
@@ -189,8 +193,14 @@ export class Access implements Gate {
 
   /** Takes the data folder now (start() does too): a server checks before the minutes a snapshot may take to load. */
   claim(): void {
-    this.unlock ??= lockDataFolder(this.dataDir, undefined, this.log, () => (this.lockLostSince ??= Date.now()));
+    this.unlock ??= lockDataFolder(this.dataDir, undefined, this.log, {
+      lost: () => (this.lockLostSince ??= Date.now()),
+      unmade: (err) => (this.lockUnmade ??= { since: Date.now(), code: (err as NodeJS.ErrnoException).code ?? "" }),
+      remade: () => (this.lockUnmade = undefined),
+    });
   }
+  /** Since when (Date.now()) server.lock, deleted, cannot be made again, and the system's code for why: no server holds the folder. */
+  private lockUnmade: { since: number; code: string } | undefined;
   private unlock: (() => void) | undefined;
   /** When server.lock was found another process's (Date.now()): from then on another server may write over these counts. */
   private lockLostSince: number | undefined;

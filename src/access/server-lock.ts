@@ -22,21 +22,29 @@ export function lockDataFolder(
   dataDir: string,
   taken?: (pid: number, elsewhere: boolean) => Error,
   log?: (line: string) => void,
-  /** Told when the lock is lost while held (for /healthz, D190). */
-  lost?: () => void,
+  /** Told when the lock is lost while held, cannot be made again once deleted, or is made again (for /healthz, D190). */
+  told: { lost?: () => void; unmade?: (err: Error) => void; remade?: () => void } = {},
 ): () => void {
   const path = join(dataDir, "server.lock");
   return takeLock(path, {
     lost: () => {
-      lost?.();
+      told.lost?.();
       log?.(
-        `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
+        `${printableName(path)} is no longer this server's (taken by another process, after it was deleted or this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
       );
     },
-    remade: () =>
+    unmade: (err) => {
+      told.unmade?.(err);
+      log?.(
+        `${printableName(path)} was deleted while this server runs and cannot be made again (${err.message}): until it is, a second server started on this data folder would be let in, and write over this one's usage counts. Tried again every few seconds.`,
+      );
+    },
+    remade: () => {
+      told.remade?.();
       log?.(
         `${printableName(path)} was deleted while this server runs: made again. It keeps a second server off this data folder (two would write over each other's usage counts); it goes when this server stops.`,
-      ),
+      );
+    },
     held: (pid, elsewhere) => taken?.(pid, elsewhere) ?? folderTaken(dataDir, pid, elsewhere),
     // A full disk or a read-only file system is said as every command says it (D184: "the disk is full: free space
     // there…"); "make it writable by this user" told a full disk's operator to change permissions (D190).
