@@ -68,3 +68,16 @@ export function checkOptions(call: string, options: unknown, rules: Record<strin
 
 /** A rule's test: a safe integer of `least` or more. */
 export const integerFrom = (least: number) => (v: unknown) => Number.isSafeInteger(v) && (v as number) >= least;
+
+/**
+ * A write refused by the file system as a whole (full, over its quota, read-only), not by one file's or folder's
+ * permissions: every command says these one way, with their fix (src/cli/main.ts FILE_SYSTEM_FIXES, D184), so a
+ * command's own message is not put in their place (the server's lock, src/access/server-lock.ts).
+ */
+export const WHOLE_FILE_SYSTEM_REFUSALS = ["ENOSPC", "EDQUOT", "EROFS"] as const;
+
+/** Whether `err` is one of WHOLE_FILE_SYSTEM_REFUSALS (by its code). */
+export function wholeFileSystemRefused(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return (WHOLE_FILE_SYSTEM_REFUSALS as readonly string[]).includes(code ?? "");
+}

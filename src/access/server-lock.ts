@@ -8,7 +8,7 @@
  * another container or machine once it has not been renewed for 30 s (D175).
  */
 import { join } from "node:path";
-import { UserError } from "../errors";
+import { UserError, wholeFileSystemRefused } from "../errors";
 import { LOCK_FREES_ITSELF, lockHeld, lockHolderShown, takeLock } from "../files";
 import { printableName } from "../printable";
 
@@ -49,16 +49,13 @@ export function lockDataFolder(
     // A full disk or a read-only file system is said as every command says it (D184: "the disk is full: free space
     // there…"); "make it writable by this user" told a full disk's operator to change permissions (D190).
     unwritable: (err) =>
-      FIXED_ELSEWHERE.has((err as NodeJS.ErrnoException).code ?? "")
+      wholeFileSystemRefused(err)
         ? err
         : new UserError(
             `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
           ),
   });
 }
-
-/** A write refused for a reason the CLI says with its fix (src/cli/main.ts), when it reaches it with its code. */
-const FIXED_ELSEWHERE = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
 
 /** The refusal lockDataFolder would throw now, looked for without taking the lock or writing in the folder: none while it is free. */
 export function dataFolderHeld(dataDir: string): DataFolderTaken | undefined {

@@ -4,7 +4,7 @@
  * Any other error is ours, and is thrown as it is.
  */
 import { isAbsolute, relative, resolve } from "node:path";
-import { UserError } from "../errors";
+import { UserError, type WHOLE_FILE_SYSTEM_REFUSALS } from "../errors";
 import { cannotRead } from "../files";
 import { commandLine, runByPackageScript } from "../invocation";
 import { printableMessage, printableName } from "../printable";
@@ -18,8 +18,15 @@ export class ArgumentError extends UserError {
   }
 }
 
-/** What a file system's refusal to write asks of the person at the terminal: `elsewhere`, the setting that moves the write, if one does. */
-const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string | undefined) => string> = {
+/**
+ * What a file system's refusal to write asks of the person at the terminal: `elsewhere`, the setting that moves the write,
+ * if one does. Every one of WHOLE_FILE_SYSTEM_REFUSALS has its fix here (its type says so), as the commands that leave
+ * those to this one message count on (wholeFileSystemRefused).
+ */
+const FILE_SYSTEM_FIXES: Record<
+  (typeof WHOLE_FILE_SYSTEM_REFUSALS)[number] | "EACCES" | "ENOTDIR",
+  (elsewhere: string | undefined) => string
+> = {
   ENOSPC: (elsewhere) => `the disk is full: free space there${elsewhere ? `, or write elsewhere (${elsewhere})` : ""}`,
   EDQUOT: (elsewhere) =>
     `the disk quota is used up: free space there${elsewhere ? `, or write elsewhere (${elsewhere})` : ""}`,
@@ -44,7 +51,10 @@ function readRefused(err: unknown): boolean {
 /** The fix for a file system's refusal of a write, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
 function fileSystemFix(err: unknown): ((elsewhere: string | undefined) => string) | undefined {
   const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
-  return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
+  if (code === "EEXIST" && syscall === "mkdir") return FILE_SYSTEM_FIXES.ENOTDIR;
+  return Object.hasOwn(FILE_SYSTEM_FIXES, code ?? "")
+    ? FILE_SYSTEM_FIXES[code as keyof typeof FILE_SYSTEM_FIXES]
+    : undefined;
 }
 
 /** An error a system call gave on a file (an errno code, the call and the file it named), not one of Tome's own. */
