@@ -16,6 +16,7 @@ import {
   statSync,
   utimesSync,
   writeSync,
+  type Stats,
 } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -109,6 +110,13 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
   }
 }
 
+/** What a file that is no regular file is, as a refusal to read it says it: a directory, a pipe, a socket or a device. */
+function kindOf(s: Stats): string {
+  if (s.isDirectory()) return "a directory";
+  if (s.isFIFO()) return "a pipe";
+  return s.isSocket() ? "a socket" : "a device";
+}
+
 /** The most keys.json or usage.json is read up to (they are read whole into memory): over 3 million keys, or half a million keys' requests counted every day of two months (D190). */
 export const DATA_FILE_LIMIT = 2 ** 30;
 
@@ -121,8 +129,7 @@ export function readWholeText(path: string, limit: number): { text: string } | {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const s = fstatSync(fd);
-    if (!s.isFile())
-      return { not: s.isDirectory() ? "a directory" : s.isFIFO() ? "a pipe" : s.isSocket() ? "a socket" : "a device" };
+    if (!s.isFile()) return { not: kindOf(s) };
     if (s.size > limit)
       // In bytes: rounded to GiB, one a byte over said "1.0 GiB, more than the 1 GiB".
       return { size: `${s.size} bytes, more than the ${limit} (${limit / 2 ** 30} GiB) Tome reads` };
@@ -463,7 +470,7 @@ function breakStaleLock(path: string, stale: string): boolean {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     // One killed at it left it: its holder is gone (or it stayed empty EMPTY_LOCK_GRACE_MS, killed before its text was written).
     try {
-      const text = readLockText(breaking);
+      const text = lockFiles.read(breaking);
       const gone = text.trim()
         ? lockHolder(text, () => statSync(breaking).mtimeMs) === undefined
         : Date.now() - statSync(breaking).mtimeMs > EMPTY_LOCK_GRACE_MS;
@@ -474,7 +481,7 @@ function breakStaleLock(path: string, stale: string): boolean {
   try {
     let text: string | undefined;
     try {
-      text = readLockText(path);
+      text = lockFiles.read(path);
     } catch {}
     if (text === stale) rmSync(path, { force: true });
     return true;
@@ -498,30 +505,33 @@ export const EMPTY_LOCK_GRACE_MS = 10_000;
 const LOCK_TEXT_LIMIT = 4096;
 
 /**
- * A lock file's text. One that is no file (a link to /dev/full or /dev/zero: read whole, it never ended, and a start
- * hung on its data folder's lock eating memory) or larger than any lock is an Error saying so (D190); ENOENT and the
- * other refusals are thrown as the system's.
+ * A lock file's text, read through the one open (as readWholeText: a file swapped in between a look and a read by name,
+ * a link to /dev/zero, is never read to its end). One that is no file (a link to /dev/full or /dev/zero: read whole, it
+ * never ended, and a start hung on its data folder's lock eating memory) or larger than any lock is an Error saying so
+ * (D190); ENOENT and the other refusals are thrown as the system's.
  */
 function readLockText(path: string): string {
-  // Looked at, then read by its name: a lock replaced between the two is one race among those the lock rules allow for.
-  const s = statSync(path);
-  if (s.isFile() && s.size <= LOCK_TEXT_LIMIT) return readFileSync(path, "utf8");
-  const what = s.isDirectory()
-    ? "a directory"
-    : s.isFIFO()
-      ? "a pipe"
-      : s.isSocket()
-        ? "a socket"
-        : s.isFile()
-          ? "larger than any lock"
-          : "a device";
-  // As a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184).
-  throw Object.assign(new Error(`${printableName(path)} is ${what}, not a lock file Tome writes: remove it`), {
-    code: "EFTYPE",
-    syscall: "open",
-    path,
-  });
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const s = fstatSync(fd);
+    if (s.isFile() && s.size <= LOCK_TEXT_LIMIT) return readFileSync(fd, "utf8");
+    const what = s.isFile() ? "larger than any lock" : kindOf(s);
+    // As a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184).
+    throw Object.assign(new Error(`${printableName(path)} is ${what}, not a lock file Tome writes: remove it`), {
+      code: "EFTYPE",
+      syscall: "open",
+      path,
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
+
+/**
+ * Every read of a lock file's text goes through `read` (readLockText): a test replaces it to play another process's
+ * move between two of this one's reads (keys.test.ts, the stale-lock races).
+ */
+export const lockFiles = { read: readLockText };
 
 /** How long a taker of a lock waits before looking at it again. */
 const LOCK_RETRY_MS = 20;
@@ -589,7 +599,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
     const renew = setInterval(() => {
       let text: string | undefined;
       try {
-        text = readLockText(path);
+        text = lockFiles.read(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
         try {
@@ -622,7 +632,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       clearInterval(renew);
       heldLocks.delete(release);
       try {
-        if (readLockText(path).trim() === mine) rmSync(path, { force: true });
+        if (lockFiles.read(path).trim() === mine) rmSync(path, { force: true });
       } catch {}
     };
     heldLocks.add(release);
@@ -638,7 +648,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
  */
 function lockFound(path: string): LockHolder | "young" | "gone" | { stale: string } | Error {
   try {
-    const text = readLockText(path);
+    const text = lockFiles.read(path);
     if (!text.trim())
       return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
     return lockHolder(text, () => statSync(path).mtimeMs) ?? { stale: text };

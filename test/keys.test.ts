@@ -25,7 +25,7 @@ import {
 import { GenerationCounter } from "../src/access/generation";
 import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
-import { lockText } from "../src/files";
+import { lockFiles, lockText } from "../src/files";
 import {
   keyMade,
   keyTool,
@@ -500,10 +500,10 @@ describe("the key tool", () => {
     const theOther = lockText();
     let reads = 0;
     let heldAsTaken: string | undefined;
-    const read = fs.readFileSync as (...a: unknown[]) => string;
-    const raced = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
-      if (args[0] !== lock) return read(...args);
-      const text = read(...args);
+    const read = lockFiles.read;
+    const raced = spyOn(lockFiles, "read").mockImplementation((path) => {
+      if (path !== lock) return read(path);
+      const text = read(path);
       if (++reads === 1) {
         rmSync(lock);
         writeFileSync(lock, theOther);
@@ -513,7 +513,7 @@ describe("the key tool", () => {
         rmSync(lock);
       }
       return text;
-    }) as typeof fs.readFileSync);
+    });
     try {
       updateKeyFile(
         dir,
@@ -536,15 +536,15 @@ describe("the key tool", () => {
     // The first server: a live process, which reads the stale lock just after this one, removes it and takes its own.
     const first = Bun.spawn(["sleep", "60"]);
     let reads = 0;
-    const read = fs.readFileSync as (...a: unknown[]) => string;
-    const raced = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
-      const text = read(...args);
-      if (args[0] === lock && ++reads === 1) {
+    const read = lockFiles.read;
+    const raced = spyOn(lockFiles, "read").mockImplementation((path) => {
+      const text = read(path);
+      if (path === lock && ++reads === 1) {
         rmSync(lock);
         writeFileSync(lock, `${first.pid}\n`);
       }
       return text;
-    }) as typeof fs.readFileSync);
+    });
     try {
       expect(() => lockDataFolder(dir)).toThrow(`another Tome server (process ${first.pid})`);
     } finally {
