@@ -135,6 +135,11 @@ describe("one word in every form a reader types it (D120)", () => {
     for (const h of hanoi) expect(h.formatted.text).toContain("<em>Hà</em> <em>Nội</em>");
     for (const h of tome.search("Việt Nam", { limit: 5 }).hits)
       expect(h.formatted.text).toContain("<em>Việt</em> <em>Nam</em>");
+    // A word written twice, once as a function word (năm, year) and once not (Nam): not a function word. Before, the
+    // first written form stood for both: Nam was optional and never highlighted.
+    const year = tome.search("năm 1945 Việt Nam", { limit: 5 }).hits;
+    expect(year.length).toBeGreaterThan(0);
+    for (const h of year) expect(h.formatted.text).toContain("<em>Nam</em>");
     // The list's own words, as written, are still function words: của is highlighted only alone.
     const history = tome.search("lịch sử của Hà Nội", { limit: 5 }).hits;
     expect(history[0]!.formatted.text).toContain("<em>Hà</em> <em>Nội</em>");

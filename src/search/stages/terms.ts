@@ -65,7 +65,7 @@ const MARKS_TELL_WORDS_APART = new Set(["vi"]);
  * Which of a query's words are function words (D197): in most languages those whose folded form is one, since a
  * word's marks there only mark it (είναι, ειναι and ΕΙΝΑΙ are one word). In Vietnamese the tones tell apart the words
  * that folding makes one (Nội of Hà Nội and nói, to say, are noi; Bắc, north, and bác are bac; Minh and mình are
- * minh): there a function word is one the list holds as the query writes it.
+ * minh): there a function word is one the list holds as the query writes it, in each of the forms it writes it.
  */
 export function queryFunctionWords(query: Pick<ParsedQuery, "words" | "written">, lang: string): boolean[] {
   if (!MARKS_TELL_WORDS_APART.has(lang)) {
@@ -73,7 +73,8 @@ export function queryFunctionWords(query: Pick<ParsedQuery, "words" | "written">
     return query.words.map((w) => stop.has(w));
   }
   const asWritten = writtenFunctionWords(lang);
-  return query.words.map((w, i) => asWritten.has(query.written[i] ?? w));
+  // A word written in several forms (năm and Nam) is a function word only when each of them is.
+  return query.words.map((_w, i) => query.written[i]!.every((form) => asWritten.has(form)));
 }
 
 /** A language's function words, folded (stopwords-iso, its numbers left out). */

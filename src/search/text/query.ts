@@ -6,10 +6,11 @@ export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
   words: string[];
   /**
-   * Each word as the query first wrote it, lowercased, its joiners left out (D197): whether it is a function word is
-   * asked of this form, as Bắc (north) is not bác (a function word) though both fold to bac.
+   * Each word's forms as the query writes them (writtenForm), each once (D197): whether it is a function word is asked
+   * of these, as Bắc (north) is not bác (a function word) though both fold to bac; "năm 1945 Việt Nam" writes nam
+   * twice, once as a function word (năm) and once not (Nam).
    */
-  written: string[];
+  written: string[][];
   /** Quoted phrases, as folded word sequences of two words or more, each once. */
   phrases: string[][];
   /** The last word is still being typed: match it as a prefix. */
@@ -34,15 +35,18 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const q = withoutSoftHyphens(query);
   const phrases: string[][] = [];
   const words: string[] = [];
-  const written: string[] = [];
-  const seen = new Set<string>();
+  const written: string[][] = [];
+  const seen = new Map<string, number>();
   const quoted = new Set<string>();
   const addAll = (text: string) => {
     for (const { term, start, end } of tokens(text, lang)) {
-      if (seen.has(term)) continue;
-      seen.add(term);
-      words.push(term);
-      written.push(writtenForm(text.slice(start, end)));
+      const form = writtenForm(text.slice(start, end));
+      const i = seen.get(term);
+      if (i === undefined) {
+        seen.set(term, words.length);
+        words.push(term);
+        written.push([form]);
+      } else if (!written[i]!.includes(form)) written[i]!.push(form);
     }
   };
   const rest = q.replace(QUOTED, (_m, inner: string) => {
