@@ -68,7 +68,10 @@ const MARKS_TELL_WORDS_APART = new Set(["vi"]);
  * minh): there a function word is one the list holds as the query writes it, in each of the forms it writes it.
  */
 export function queryFunctionWords(query: Pick<ParsedQuery, "words" | "written">, lang: string): boolean[] {
-  if (!MARKS_TELL_WORDS_APART.has(lang)) {
+  // A query typed with no marks at all (lich su cua viet nam) does not tell của from cua: the folded list decides. A
+  // query that writes marks writes them all, and Nam or Minh, written so, have no tone mark to write.
+  const unmarked = query.written.every((forms, i) => forms.every((form) => form === query.words[i]));
+  if (!MARKS_TELL_WORDS_APART.has(lang) || unmarked) {
     const stop = functionWords(lang);
     return query.words.map((w) => stop.has(w));
   }

@@ -76,8 +76,24 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
 
 const JOINERS = /[\u200c\u200d]/g;
 
-/** A word as written, compared with a function-word list's entries as written (D197): lowercased, NFC, no joiners. */
-export const writtenForm = (word: string): string => word.toLowerCase().normalize("NFC").replace(JOINERS, "");
+/** A Vietnamese tone mark (decomposed): grave, acute, tilde, hook above, dot below. */
+const TONE = "[\u0300\u0301\u0303\u0309\u0323]";
+/** oa, oe and uy ending a syllable, the tone on their first vowel (the older placement: tòa, khỏe, thủy). */
+const TONE_ON_FIRST = new RegExp(`(?:(o)(${TONE})([ae])|(u)(${TONE})(y))$`, "u");
+
+/**
+ * A word as written, compared with a function-word list's entries as written (D197): lowercased, NFC, no joiners, and
+ * a Vietnamese tone on oa, oe or uy ending the word put on its second vowel, as the newer spelling puts it (toà, the
+ * list's, is tòa, the older, as Vietnamese Wikipedia writes both).
+ */
+export function writtenForm(word: string): string {
+  const w = word.toLowerCase().normalize("NFD").replace(JOINERS, "");
+  return w
+    .replace(TONE_ON_FIRST, (_m, o?: string, ot?: string, ae?: string, u?: string, ut?: string) =>
+      o ? `${o}${ae}${ot}` : `${u}y${ut}`,
+    )
+    .normalize("NFC");
+}
 
 /**
  * `q` without the spaces and format characters at its end, read back from the end: a pattern anchored at the end
