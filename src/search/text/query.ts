@@ -1,6 +1,6 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
 import { codePoints, UNSPACED, withoutSoftHyphens } from "../../scripts";
-import { foldUncached, terms, tokens } from "./analyze";
+import { fold, foldUncached, terms, words as wordsOf } from "./analyze";
 
 export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
@@ -38,9 +38,12 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const written: string[][] = [];
   const seen = new Map<string, number>();
   const quoted = new Set<string>();
-  const addAll = (text: string) => {
-    for (const { term, start, end } of tokens(text, lang)) {
-      const form = writtenForm(text.slice(start, end));
+  // The text split once (words() caches the segmenter's splits), each word folded and as written.
+  const addAll = (text: string): string[] => {
+    const ws = wordsOf(text, lang);
+    const folded = ws.map((w) => fold(w));
+    for (const [k, term] of folded.entries()) {
+      const form = writtenForm(ws[k]!);
       const i = seen.get(term);
       if (i === undefined) {
         seen.set(term, words.length);
@@ -48,10 +51,10 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
         written.push([form]);
       } else if (!written[i]!.includes(form)) written[i]!.push(form);
     }
+    return folded;
   };
   const rest = q.replace(QUOTED, (_m, inner: string) => {
-    const ws = terms(inner, lang);
-    addAll(inner);
+    const ws = addAll(inner);
     // A phrase written again asks nothing more: each copy was checked, and looked for, on its own.
     const key = ws.join(" ");
     if (ws.length > 1 && !quoted.has(key)) {
@@ -62,8 +65,7 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   });
   // An unbalanced quote is plain text.
   const unquoted = rest.replace(QUOTES, " ");
-  const free = terms(unquoted, lang);
-  addAll(unquoted);
+  const free = addAll(unquoted);
   // Invisible format characters after the last letter leave the word being typed, as spaces do (D120, UAX #29 WB4):
   // a joiner (रत्‍ goes on as रत्‍नागिरी), a direction mark an RTL keyboard adds, a zero-width space.
   const trimmed = withoutTrailingInvisible(q);
