@@ -45,14 +45,19 @@ const functionWordSets = new Map<string, Set<string>>();
  */
 const NUMBER = /\p{N}/u;
 
+/** A language's function words as its stopwords-iso list writes them, its numbers left out. */
+function functionWordList(lang: string): string[] {
+  const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
+  return list.filter((w) => !NUMBER.test(w));
+}
+
 const writtenSets = new Map<string, Set<string>>();
 
-/** A language's function words as written (writtenForm), its numbers left out. */
+/** A language's function words as written (writtenForm). */
 function writtenFunctionWords(lang: string): Set<string> {
   let set = writtenSets.get(lang);
   if (!set) {
-    const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
-    set = new Set(list.filter((w) => !NUMBER.test(w)).map(writtenForm));
+    set = new Set(functionWordList(lang).map(writtenForm));
     writtenSets.set(lang, set);
   }
   return set;
@@ -84,8 +89,7 @@ export function queryFunctionWords(query: Pick<ParsedQuery, "words" | "written">
 export function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
   if (!set) {
-    const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
-    set = new Set(list.filter((w) => !NUMBER.test(w)).map((w) => fold(w)));
+    set = new Set(functionWordList(lang).map((w) => fold(w)));
     functionWordSets.set(lang, set);
   }
   return set;

@@ -85,7 +85,8 @@ const AS_TYPED: Record<string, string> = { ς: "σ", đ: "d", ß: "ss", æ: "ae"
  * and the apostrophes of a Cyrillic word (' ’ ʼ: об'єкт = об’єкт = обʼєкт, as Lucene's Ukrainian analyzer makes them one).
  */
 const FOLDED = /\u200c|\u200d|['\u2019]/;
-const JOINERS = /\u200c|\u200d/g;
+/** Zero-width joiners and non-joiners, which folding (and writtenForm, D197) leaves out. */
+export const JOINERS = /\u200c|\u200d/g;
 const IN_WORD_APOSTROPHE = /(?<=\p{Script=Cyrillic}\p{M}*)['\u2019](?=\p{Script=Cyrillic})/gu;
 
 interface Token {

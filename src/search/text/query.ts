@@ -1,6 +1,6 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
 import { codePoints, UNSPACED, withoutSoftHyphens } from "../../scripts";
-import { fold, foldUncached, terms, words as wordsOf } from "./analyze";
+import { fold, foldUncached, JOINERS, terms, words as wordsOf } from "./analyze";
 
 export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
@@ -75,8 +75,6 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && codePoints(last) >= MIN_PREFIX;
   return { words, written, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
 }
-
-const JOINERS = /[\u200c\u200d]/g;
 
 /** A Vietnamese tone mark (decomposed): grave, acute, tilde, hook above, dot below. */
 const TONE = "[\u0300\u0301\u0303\u0309\u0323]";
