@@ -228,10 +228,11 @@ describe("three replicas on one Redis", () => {
     try {
       const fileKey = (await keyMade(data, { name: "h", account: "h", plan: "free" })).key;
       const redisKey = (await keyOn(redis.url, { name: "h", account: "h", plan: "free" })).key;
-      writeUsage(usagePath(data), { months: { [month()]: { h: 4995 } }, last_used: {} });
       redis.cli("HSET", `tome:spent:${month()}`, "h", "4995");
-      // A restart reads the usage written above.
+      // Usage edited with the server stopped (a running one saves its own counts over a hand edit, D190); a restart
+      // reads it.
       await single.stop();
+      writeUsage(usagePath(data), { months: { [month()]: { h: 4995 } }, last_used: {} });
       const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
       const paths = [
         "/v1/chunk/39_2",
