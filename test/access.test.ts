@@ -920,6 +920,25 @@ describe("usage on disk", () => {
       spy.mockRestore();
     }
     expect(landed).toBe(true);
+    // The save lands before the reader lists the folder: no generation is missing, none is read, and usage.json the
+    // reader holds (5) lacks the 4 of generation 2.
+    writeUsage(path, { months: { "2026-12": { a: 5 } }, last_used: {}, journal: 2 });
+    writeFileSync(`${path}.journal.2`, '["2026-12","a",4,"key_a","2026-12-01"]\n');
+    let early = false;
+    const spyEarly = spyOn(fs, "readdirSync").mockImplementation(((...args: Parameters<typeof fs.readdirSync>) => {
+      if (!early && String(args[0]) === dir) {
+        early = true;
+        writeUsage(path, { months: { "2026-12": { a: 9 } }, last_used: {}, journal: 3 });
+        rmSync(`${path}.journal.2`);
+      }
+      return real(...args);
+    }) as typeof fs.readdirSync);
+    try {
+      expect(readUsage(path).months["2026-12"]).toEqual({ a: 9 });
+    } finally {
+      spyEarly.mockRestore();
+    }
+    expect(early).toBe(true);
   });
 
   test("every credit answered survives kill -9 (D20), and a restart picks up where it left off", async () => {

@@ -102,16 +102,20 @@ export function readUsage(path: string): UsageData {
     new UsageFileError(
       `${printableName(journal)} is damaged (${why}), so this month's usage is unknown: it holds credits spent since ${basename(path)} was last saved. Restore it with ${basename(path)} from a backup; or ${why.startsWith("line ") ? "delete that line (its credits are not counted), or " : ""}move the file away (none of its credits are counted).`,
     );
-  // A reader beside a running server: a save landing meanwhile removes the generations it holds, so read again.
-  for (let attempt = 1; ; attempt++) {
+  // A reader beside a running server: a save landing meanwhile (usage.json renamed over) removes the generations it
+  // holds, which the usage.json read may not: read both again.
+  const identity = () => fileIdentity(statSync(path, { throwIfNoEntry: false }));
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const before = identity();
     const data = readSaved(path, fail);
     const next = replayJournals(path, data.journal ?? 0, data, failJournal);
-    if (next !== undefined) {
-      if (next) data.journal = next;
-      return data;
-    }
-    if (attempt === 5) throw fail("its journal changed each time it was read: try again");
+    if (next === undefined || identity() !== before) continue;
+    if (next) data.journal = next;
+    return data;
   }
+  throw new UsageFileError(
+    `${printableName(path)} and its journal changed each time they were read (a server saving beside this command): run it again; nothing was changed.`,
+  );
 }
 
 /** usage.json as saved (its journal: the first generation it does not hold). */
