@@ -56,16 +56,20 @@ describe("another snapshot renamed onto the path between a container's opens", (
     expect(() => read.read("pages.ts")).toThrow(replaced(join(dir, "squad.tome")));
   });
 
-  test("is refused by the library's open(), between its header's open and its mapping's", async () => {
-    const { path, other } = await twoSnapshots();
-    spy = renameAtOpen(path, other, 2);
-    expect(() => open(path)).toThrow(replaced(path));
-    spy.mockRestore();
-    // Opened again, it is the file now there, whole.
-    const engine = open(path);
-    expect(engine.snapshot.meta.wiki.host).toBe("en.wikipedia.org");
-    engine.close();
-  });
+  // The mapping's open is FileMapping's openSync, on Linux only: elsewhere open() maps by path (Bun.mmap), no second open.
+  test.if(process.platform === "linux")(
+    "is refused by the library's open(), between its header's open and its mapping's",
+    async () => {
+      const { path, other } = await twoSnapshots();
+      spy = renameAtOpen(path, other, 2);
+      expect(() => open(path)).toThrow(replaced(path));
+      spy.mockRestore();
+      // Opened again, it is the file now there, whole.
+      const engine = open(path);
+      expect(engine.snapshot.meta.wiki.host).toBe("en.wikipedia.org");
+      engine.close();
+    },
+  );
 
   test("removed in between instead, it is said so (a SnapshotError), not as the open's ENOENT", async () => {
     const { path } = await twoSnapshots();

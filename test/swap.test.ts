@@ -964,37 +964,42 @@ describe("in process: what the log says is served once the file it came from is 
 });
 
 describe("in process: another snapshot renamed onto the path while the swap opens it (D84)", () => {
-  test("is refused before anything of either is read, and the file there now is looked at again, with no other SIGHUP", async () => {
-    const served = join(tempDir("tome-swap-replaced-"), "served.tome");
-    const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
-    const next = join(dirname(served), ".b.tome");
-    copyFileSync(b.path, next);
-    // C put in place, and B renamed onto it between the two opens of its path that opening a snapshot makes (its
-    // header's, its mapping's): C's table over B's sections, where the container read them as one.
-    dropIn(cPath, served);
-    const real = fs.openSync;
-    let opens = 0;
-    const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
-      if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2) renameSync(next, served);
-      return real(...args);
-    }) as typeof fs.openSync);
-    try {
-      await swapper.check("SIGHUP");
-      expect(opens).toBeGreaterThanOrEqual(2);
-      expect(lines[0]).toStartWith(
-        `swap: ${served} (after SIGHUP) was replaced by another file while it was being opened: the file there now is looked at again. Still serving `,
-      );
-      // Pinned, so not watched: looked at again all the same, and B, whole, is served.
-      await until(
-        "B served",
-        async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot"),
-        (id) => id === b.id,
-      );
-    } finally {
-      hook.mockRestore();
-      app.close();
-    }
-  });
+  // The second open of the path is FileMapping's openSync, on Linux only: elsewhere the sections are mapped by path.
+  test.if(process.platform === "linux")(
+    "is refused before anything of either is read, and the file there now is looked at again, with no other SIGHUP",
+    async () => {
+      const served = join(tempDir("tome-swap-replaced-"), "served.tome");
+      const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
+      const next = join(dirname(served), ".b.tome");
+      copyFileSync(b.path, next);
+      // C put in place, and B renamed onto it between the two opens of its path that opening a snapshot makes (its
+      // header's, its mapping's): C's table over B's sections, where the container read them as one.
+      dropIn(cPath, served);
+      const real = fs.openSync;
+      let opens = 0;
+      const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
+        if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2)
+          renameSync(next, served);
+        return real(...args);
+      }) as typeof fs.openSync);
+      try {
+        await swapper.check("SIGHUP");
+        expect(opens).toBeGreaterThanOrEqual(2);
+        expect(lines[0]).toStartWith(
+          `swap: ${served} (after SIGHUP) was replaced by another file while it was being opened: the file there now is looked at again. Still serving `,
+        );
+        // Pinned, so not watched: looked at again all the same, and B, whole, is served.
+        await until(
+          "B served",
+          async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot"),
+          (id) => id === b.id,
+        );
+      } finally {
+        hook.mockRestore();
+        app.close();
+      }
+    },
+  );
 });
 
 describe("in process: a snapshot refused is let go", () => {
