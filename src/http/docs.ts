@@ -475,25 +475,22 @@ export function openApi() {
    * files are: it is served without a key, so no work share holds a client that asks for it again and again, and its
    * 130 KB were encoded anew for every answer (fairness bench, --attack openapi: D25).
    */
-  let answer: ((request: Request) => Response) | undefined;
-  const serveDocument = ({ request }: { request: Request }) => {
-    answer ??= compressed(
-      () =>
-        new TextEncoder().encode(
-          JSON.stringify(
-            openApiDocument((plugin as unknown as { getGlobalRoutes(): ApiRoute[] }).getGlobalRoutes(), {
-              info: INFO,
-              servers: [{ url: "/", description: "This server" }],
-              tags: TAGS,
-              securitySchemes: SECURITY_SCHEMES,
-              components: COMPONENTS,
-            }),
-          ),
+  const answer = compressed(
+    () =>
+      new TextEncoder().encode(
+        JSON.stringify(
+          openApiDocument((plugin as unknown as { getGlobalRoutes(): ApiRoute[] }).getGlobalRoutes(), {
+            info: INFO,
+            servers: [{ url: "/", description: "This server" }],
+            tags: TAGS,
+            securitySchemes: SECURITY_SCHEMES,
+            components: COMPONENTS,
+          }),
         ),
-      { "content-type": "application/json; charset=utf-8" },
-    );
-    return answer(request);
-  };
+      ),
+    { "content-type": "application/json; charset=utf-8" },
+  );
+  const serveDocument = ({ request }: { request: Request }) => answer(request);
   plugin
     .get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN)
     .get(OPENAPI_PATH, serveDocument, HIDDEN);
