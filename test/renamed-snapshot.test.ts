@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { runExport } from "../src/cli/export-run";
 import { open } from "../src/search";
 import { openContainer, SnapshotError } from "../src/snapshot";
+import { FileMapping } from "../src/snapshot/mapping";
 import { EN_2016, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -70,6 +71,24 @@ describe("another snapshot renamed onto the path between a container's opens", (
       engine.close();
     },
   );
+
+  test("where sections are mapped by path (Bun.mmap, off Linux), it is refused before anything of it is mapped", async () => {
+    const { path, other } = await twoSnapshots();
+    const opens = spyOn(FileMapping, "open").mockReturnValue(undefined);
+    const mmap = spyOn(Bun, "mmap");
+    try {
+      const container = openContainer(path);
+      expect(container.section("pages.ts").length).toBeGreaterThan(0);
+      expect(mmap).toHaveBeenCalledTimes(1);
+      fs.renameSync(other, path);
+      // Mapped first and refused after, the other file's bytes stayed mapped until a collection, released by no one.
+      expect(() => container.section("pages.id")).toThrow(replaced(path));
+      expect(mmap).toHaveBeenCalledTimes(1);
+    } finally {
+      opens.mockRestore();
+      mmap.mockRestore();
+    }
+  });
 
   test("removed in between instead, it is said so (a SnapshotError), not as the open's ENOENT", async () => {
     const { path } = await twoSnapshots();

@@ -49,8 +49,10 @@ function opened(path: string, id: string, checked: string, searchTimeoutMs: numb
     checkedAgain = engine.snapshot.checked !== checked;
     // The file may have been replaced since the request thread opened it: another snapshot must not answer.
     if (engine.snapshot.meta.contentHash !== id) return outcome(`${path} holds another snapshot now`);
-    // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose
-    // header was read: the container refuses another renamed onto the path in between (D84).
+    // Every section mapped now (not when first read), all from the file whose header was read. On Linux the mapping
+    // maps every section from the one file it opened (its fd), whatever file is at the path later, and refuses one
+    // that is not the file whose header was read; elsewhere (Bun.mmap, by path) mapping them now keeps what is renamed
+    // onto the path later from them, and the container refuses another renamed onto it in between (D84).
     engine.snapshot.container.mapAll();
     engine.watch((done) => work.push(done));
     const ctx = apiContext(engine, [], searchTimeoutMs);

@@ -253,10 +253,13 @@ export class Container {
       if (!entry.length) bytes = new Uint8Array(0);
       else if (this.file) bytes = this.file.map(entry.offset, entry.length);
       else {
+        // Mapped by path, each section on its own: the file mapped must still be the one whose header was read. Looked
+        // at before, so that another file already there is refused with nothing of it mapped (a mapping of Bun.mmap's
+        // is released only by a collection); and after, for one renamed onto the path in between.
+        this.checkSameFile(this.openAgain(() => statSync(this.path)));
         bytes = Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
           typeof Bun.mmap
         >[1]);
-        // Mapped by path, each section on its own: the file mapped must still be the one whose header was read.
         this.checkSameFile(this.openAgain(() => statSync(this.path)));
       }
       this.mapped.set(name, bytes);
