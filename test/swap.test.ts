@@ -986,7 +986,7 @@ describe("in process: another snapshot renamed onto the path while the swap open
         await swapper.check("SIGHUP");
         expect(opens).toBeGreaterThanOrEqual(2);
         expect(lines[0]).toStartWith(
-          `swap: ${served} (after SIGHUP) was replaced by another file while it was being opened: the file there now is looked at again. Still serving `,
+          `swap: ${served} (after SIGHUP): ${served} was replaced by another file (one renamed onto it?) while it was being opened: nothing was read from it. Try again. The file there now is looked at again. Still serving `,
         );
         // Pinned, so not watched: looked at again all the same, and B, whole, is served.
         await until(
@@ -1000,6 +1000,33 @@ describe("in process: another snapshot renamed onto the path while the swap open
       }
     },
   );
+});
+
+describe("in process: the snapshot removed while the swap opens it (D84)", () => {
+  // The second open of the path is FileMapping's openSync, on Linux only: elsewhere the sections are mapped by path.
+  test.if(process.platform === "linux")("is refused as removed, not as replaced, and not looked at again", async () => {
+    const served = join(tempDir("tome-swap-removed-"), "served.tome");
+    const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
+    dropIn(cPath, served);
+    const real = fs.openSync;
+    let opens = 0;
+    const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
+      if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2) rmSync(served);
+      return real(...args);
+    }) as typeof fs.openSync);
+    try {
+      await swapper.check("SIGHUP");
+      expect(opens).toBeGreaterThanOrEqual(2);
+      expect(lines[0]).toStartWith(
+        `swap: refused ${served} (after SIGHUP): ${served} was removed while it was being opened: nothing was read from it. Still serving `,
+      );
+      // No look again scheduled: the path names no other file than the one listed (none at all).
+      expect(swapper["timer"]).toBeUndefined();
+    } finally {
+      hook.mockRestore();
+      app.close();
+    }
+  });
 });
 
 describe("in process: a snapshot refused is let go", () => {

@@ -495,17 +495,20 @@ export class SnapshotSwapper {
       // Let go now, not when collected (an idle server may not collect for hours): mapped whole, and perhaps leased,
       // a file refused and then removed kept its disk space.
       engine?.close();
-      if (err instanceof SnapshotReplaced) {
-        // Another file renamed onto it while it was opened (D84): nothing of either read. The file there now is looked
-        // at shortly, where a pinned snapshot (not watched) waited for the next SIGHUP.
+      const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
+      // Another file renamed onto it while it was opened (D84): nothing of either read. The file there now is looked
+      // at shortly, where a pinned snapshot (not watched) waited for the next SIGHUP; only if the path names another
+      // file than the one listed, so that a file removed meanwhile, or a file system whose inodes are not stable (FUSE),
+      // is refused once and not looked at again and again.
+      const there = err instanceof SnapshotReplaced ? identityOf(path) : undefined;
+      if (there !== undefined && there !== file.identity) {
         this.dealtWith.delete(resolve(path));
         this.recheck(`${path} was replaced while it was being opened`);
         this.log(
-          `swap: ${path} (after ${reason}) was replaced by another file while it was being opened: the file there now is looked at again. ${this.stillServing()}`,
+          `swap: ${path} (after ${reason}): ${message} The file there now is looked at again. ${this.stillServing()}`,
         );
         return "refused";
       }
-      const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
       this.log(`swap: refused ${path} (after ${reason}): ${message} ${this.stillServing()}`);
       // What was being copied in is no snapshot to serve: clients are told it will not come by waiting a few seconds.
       if (this.suspended)
