@@ -108,6 +108,8 @@ const planRate = RATES[values.plan!];
 if (!planRate) throw new Error(`--plan must be one of ${Object.keys(RATES).join(", ")}`);
 const rate: number = values.rate ? Number(values.rate) : planRate;
 if (values.victim !== "chunk" && values.victim !== "search") throw new Error("--victim must be chunk or search");
+// Number("abc") is NaN, and a loop to NaN makes no key: the page of an empty account would be measured.
+if (!/^[1-9]\d*$/.test(values["dashboard-keys"]!)) throw new Error("--dashboard-keys must be a positive integer");
 
 /** Worst cases of today's engine: typo expansion of long unknown words, prefix expansion, common words, phrases of common words. */
 function worstQueries(): string[] {
