@@ -226,6 +226,40 @@ describe("what a request is charged (D57)", () => {
     }
   });
 
+  test("the request thread's waits for a core during a PDF's render are other requests': not taken off its own time (D25 amended)", async () => {
+    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+    const dir = tempDir("tome-data-");
+    const key = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "full", now: Date.now() }),
+    ).key;
+    const access = new Access({ dataDir: dir });
+    // The thread's clock of its waits for a core: it waits 1,000 ms while the render runs elsewhere (others' requests
+    // had the core), and never while this request is on it.
+    let coreWaited = 0;
+    const pdf = {
+      render: async () => {
+        // After the request has handed the render over (its call runs on the request thread up to its first await).
+        await Bun.sleep(1);
+        coreWaited += 1000;
+        return new TextEncoder().encode("%PDF-");
+      },
+    };
+    const app = createApp(engine, { access, pdf, coreWaited: () => coreWaited });
+    try {
+      const before = access.workCharged().get("enterprise") ?? 0;
+      const r = await app.handle(new Request("http://localhost/v1/pdf/39", { headers: { "X-API-Key": key } }));
+      await r.arrayBuffer();
+      expect(r.status).toBe(200);
+      expect(coreWaited).toBe(1000);
+      // Its article read and hashed are charged; taking the render's 1,000 ms of waits off them left only the
+      // request's fixed 0.05 ms.
+      expect(access.workCharged().get("enterprise")! - before).toBeGreaterThan(0.05);
+    } finally {
+      app.close();
+      await access.stop();
+    }
+  });
+
   test("with the search pool: a search's time in its worker counts as well as its time on the request thread (D102)", async () => {
     const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
     const dir = tempDir("tome-data-");

@@ -74,6 +74,8 @@ export interface AppOptions {
   searchWorkerNice?: number;
   /** Requests the search pool holds per worker, waiting and running, before it answers 503 (default 64; D104, D106). */
   searchQueue?: number;
+  /** Reads the request thread's time waiting for a core so far, in ms, taken off a key's work (D25 amended; default its schedstat). */
+  coreWaited?: () => number;
 }
 
 /**
@@ -203,7 +205,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       signIns: options.accounts,
       notice: options.notice,
     }),
-    keys(access),
+    keys(access, options.coreWaited),
     conditional,
   ];
   const handler = compose(

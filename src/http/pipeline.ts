@@ -75,9 +75,10 @@ export interface Exchange {
    * A keyed request's time on the server's thread, for its key's work share (the keys step; D25,
    * D57): when it was admitted, how long it has since waited outside the thread (outsideWork),
    * and its time in a search worker meanwhile (chargeElsewhere, D101); coreWaited: the thread's time waiting for a core
-   * since admission, less that within the waits, as the clock's reading at admission taken from it (keys.ts).
+   * since admission, less that within the waits, as the clock's reading at admission taken from it (keys.ts), and
+   * coreClock: that clock (milliseconds waited so far), the keys step's.
    */
-  work: { started: number; waited: number; elsewhere: number; coreWaited: number } | undefined;
+  work: { started: number; waited: number; elsewhere: number; coreWaited: number; coreClock: () => number } | undefined;
   /** The snapshot this request is answered from, taken once as it arrived (current.ts). */
   served: Served<unknown>;
 }

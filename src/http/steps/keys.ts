@@ -66,8 +66,8 @@ const UNTIMED_MS = 0.05;
  * its share was refused (D25 amended).
  */
 let clock: CoreWaitClock | undefined;
-/** Milliseconds the request thread has waited for a core so far; 0 where it cannot be read. */
-const coreWaited = (): number => {
+/** Milliseconds the request thread has waited for a core so far; 0 where it cannot be read. The keys step's default. */
+const threadCoreWaited = (): number => {
   const ms = (clock ??= coreWaitClock()).read();
   return Number.isNaN(ms) ? 0 : ms;
 };
@@ -75,14 +75,14 @@ const coreWaited = (): number => {
 /** Awaits something outside the server's thread (a request body still arriving): the wait is not the key's work. */
 export async function outsideWork<T>(x: Exchange, pending: Promise<T>): Promise<T> {
   const started = performance.now();
-  const coreAt = x.work ? coreWaited() : 0;
+  const coreAt = x.work ? x.work.coreClock() : 0;
   try {
     return await pending;
   } finally {
     // Its waits for a core meanwhile were other requests', within this wait: not subtracted twice.
     if (x.work) {
       x.work.waited += performance.now() - started;
-      x.work.coreWaited -= coreWaited() - coreAt;
+      x.work.coreWaited -= x.work.coreClock() - coreAt;
     }
   }
 }
@@ -130,7 +130,11 @@ function unsettled(why: Exclude<Withheld, "quota spent">): Response {
   return errorAnswer(retryLater(ERRORS.serviceUnavailable, retry, message));
 }
 
-export function keys(access: Gate | undefined): Step {
+/**
+ * The keys step over `access`; `coreWaited` reads the request thread's time waiting for a core so far, in milliseconds
+ * (D25 amended; default the thread's schedstat, 0 where it cannot be read).
+ */
+export function keys(access: Gate | undefined, coreWaited: () => number = threadCoreWaited): Step {
   if (!access) return {};
   /** The last rate window's reset, as sent (it changes once a second). */
   let reset = { at: 0, text: "0" };
@@ -214,7 +218,7 @@ export function keys(access: Gate | undefined): Step {
     // before it takes the next request (bench/http/microtask-order.ts), so the time between is
     // this request's alone unless it awaited real input or output.
     // The thread's waits for a core meanwhile are taken off (D25 amended, as D144 does for a search worker).
-    x.work = { started: performance.now(), waited: 0, elsewhere: 0, coreWaited: -coreWaited() };
+    x.work = { started: performance.now(), waited: 0, elsewhere: 0, coreWaited: -coreWaited(), coreClock: coreWaited };
     return undefined;
   };
 
