@@ -1029,6 +1029,38 @@ describe("in process: the snapshot removed while the swap opens it (D84)", () =>
   });
 });
 
+describe("in process: a file system whose inodes are not stable (FUSE) (D84)", () => {
+  test("a snapshot that reads as replaced while its path names the file listed is refused once, not looked at again and again", async () => {
+    const served = join(tempDir("tome-swap-fuse-"), "served.tome");
+    const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
+    dropIn(cPath, served);
+    // Each look of the opening at the file gives another inode; the listing's stat (not the opening's) is left as is.
+    let looks = 0;
+    const unstable = <T extends { ino: number }>(stat: T): T => {
+      if (new Error().stack?.includes("openSnapshot")) stat.ino += ++looks;
+      return stat;
+    };
+    const realStat = fs.statSync;
+    const realFstat = fs.fstatSync;
+    const stat = spyOn(fs, "statSync").mockImplementation(((...args: Parameters<typeof fs.statSync>) =>
+      args[0] === served ? unstable(realStat(...args) as fs.Stats) : realStat(...args)) as typeof fs.statSync);
+    const fstat = spyOn(fs, "fstatSync").mockImplementation(((...args: Parameters<typeof fs.fstatSync>) =>
+      unstable(realFstat(...args) as fs.Stats)) as typeof fs.fstatSync);
+    try {
+      await swapper.check("SIGHUP");
+      expect(looks).toBeGreaterThanOrEqual(2);
+      expect(lines[0]).toStartWith(
+        `swap: refused ${served} (after SIGHUP): ${served} was replaced by another file (one renamed onto it?) while it was being opened`,
+      );
+      expect(swapper["timer"]).toBeUndefined();
+    } finally {
+      stat.mockRestore();
+      fstat.mockRestore();
+      app.close();
+    }
+  });
+});
+
 describe("in process: a snapshot refused is let go", () => {
   test("another wiki's, a damaged copy and one of the same content, each refused: none stays mapped or open, so that one removed gives its disk space back at once", async () => {
     const folder = tempDir("tome-swap-refused-");
