@@ -464,6 +464,57 @@ test("R9: a changed keys.json is read and parsed off the request thread; /health
   }
 });
 
+/** Runs fn with Worker replaced by `Stub` (a worker that cannot start, crashes, or stops), as a thread limit or a fault would. */
+async function withWorker<T>(Stub: unknown, fn: () => Promise<T>): Promise<T> {
+  const Real = globalThis.Worker;
+  (globalThis as any).Worker = Stub;
+  try {
+    return await fn();
+  } finally {
+    (globalThis as any).Worker = Real;
+  }
+}
+
+/** A worker running `source` in place of the key store's reader. */
+const workerOf = (source: string) =>
+  class extends Worker {
+    constructor() {
+      super(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
+    }
+  };
+
+describe("R9: the key store's reader (a worker) fails, not the file", () => {
+  for (const [how, Stub] of [
+    [
+      "cannot start",
+      class {
+        constructor() {
+          throw new Error("EAGAIN: cannot start a thread");
+        }
+      },
+    ],
+    ["crashes", workerOf('self.onmessage = () => { throw new Error("boom"); };')],
+  ] as const)
+    test(`it ${how}: the store is read here instead, the revoked key refused, no problem reported`, async () => {
+      const dir = tempDir("tome-data-");
+      const gone = await keyMade(dir, { name: "gone" });
+      const lines: string[] = [];
+      const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
+      try {
+        expect(await access.admit(headersOf(gone.key), COST.request)).toHaveProperty("key");
+        updateKeyFile(dir, (f) => revokeKey(f, gone.id, Date.now()));
+        // Before: taken for a damaged keys.json, not read again until it changed: the revoked key kept working.
+        const admitted = await withWorker(Stub, async () => access.admit(headersOf(gone.key), COST.request));
+        expect(admitted).toMatchObject({ reason: "invalid key" });
+        expect(access.health()).toEqual({ ok: true, problems: [] });
+        expect(lines.join("\n")).toContain("is read on the request thread instead");
+        expect(lines.join("\n")).not.toContain("Until it is whole again");
+      } finally {
+        await access.stop();
+      }
+    });
+});
+
 test("a key is shown by its first characters and an ellipsis, or a dash for one made before they were kept: one rule for the key tool's list and the dashboard", () => {
   expect([shownPrefix("wk_AbCd"), shownPrefix(undefined), shownPrefix(null)]).toEqual(["wk_AbCd…", "—", "—"]);
 });

@@ -188,10 +188,30 @@ export class KeyRing {
       this.loading = this.readAside().finally(() => (this.loading = undefined));
       return;
     }
+    this.readHere();
+  }
+
+  /** Reads, checks and serves the store on this thread; throws if it is damaged. */
+  private readHere(): void {
     const file = parseKeyFile(this.path, readKeyText(this.path));
     const held = emptyHeld();
     take(held, Object.entries(file.accounts), file.keys);
     this.serve(held);
+  }
+
+  /**
+   * The worker failed, not the file (it could not start, crashed, or stopped before it was done): the store is read
+   * here instead, so that a revocation is not held back, nor a whole file reported as unreadable (D24).
+   */
+  private readHereInstead(why: unknown): void {
+    this.log(
+      `The key store's reader (a worker) failed: ${(why as Error).message}. ${printableName(this.path)} is read on the request thread instead.`,
+    );
+    try {
+      this.readHere();
+    } catch (err) {
+      this.refused(err);
+    }
   }
 
   /** Serves a store read whole. */
@@ -208,12 +228,20 @@ export class KeyRing {
 
   /** Reads the store in a worker and takes it a part a turn; resolves once it is served, or refused (problem). */
   private readAside(): Promise<void> {
-    const worker = new Worker(workerUrl(new URL("./store-reader.ts", import.meta.url), "access/store-reader.ts"));
+    let worker: Worker;
+    try {
+      worker = new Worker(workerUrl(new URL("./store-reader.ts", import.meta.url), "access/store-reader.ts"));
+    } catch (err) {
+      this.readHereInstead(err);
+      return Promise.resolve();
+    }
     const held = emptyHeld();
     return new Promise<void>((resolve) => {
-      const end = (err?: unknown) => {
+      /** Ends the read: `refusal` is the reader's own of the file (served: problem), `failure` the worker's. */
+      const end = (refusal?: unknown, failure?: unknown) => {
         worker.terminate();
-        if (err !== undefined) this.refused(err);
+        if (refusal !== undefined) this.refused(refusal);
+        if (failure !== undefined) this.readHereInstead(failure);
         resolve();
       };
       worker.onmessage = (event: MessageEvent<ReaderPart>) => {
@@ -226,7 +254,7 @@ export class KeyRing {
         this.serve(held);
         end();
       };
-      worker.onerror = (event) => end(new Error(event.message));
+      worker.onerror = (event) => end(undefined, new Error(event.message));
       worker.postMessage({ path: this.path });
     });
   }
