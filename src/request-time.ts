@@ -36,6 +36,13 @@ export const WORKER_STUCK_MS = 30_000;
  */
 export const KEY_STORE_SOCKET_SECONDS = 60;
 
+/**
+ * How long the key store's reader (a worker) may take to read a changed keys.json before it is taken for stuck, stopped,
+ * and the store read on the request thread instead (D24): under KEY_STORE_SOCKET_SECONDS, so that the requests waiting
+ * for it are still answered.
+ */
+export const KEY_STORE_READ_SECONDS = 45;
+
 /** How long a PDF request's connection may stay silent (Bun's idle timeout raised for it): the render queue's wait plus a render's time limit. */
 export const PDF_SOCKET_SECONDS = 180;
 

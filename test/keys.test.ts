@@ -26,6 +26,7 @@ import { GenerationCounter } from "../src/access/generation";
 import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
 import { lockFiles, lockText } from "../src/files";
+import { KEY_STORE_READ_SECONDS } from "../src/request-time";
 import {
   keyMade,
   keyTool,
@@ -494,6 +495,10 @@ describe("R9: the key store's reader (a worker) fails, not the file", () => {
       },
     ],
     ["crashes", workerOf('self.onmessage = () => { throw new Error("boom"); };')],
+    // Bun fires only close: before, the read never ended and every keyed request waited for it forever.
+    ["stops without an error", workerOf("self.onmessage = () => process.exit(0);")],
+    // A part the request thread cannot take (take threw in onmessage): before, the read never ended either.
+    ["sends a part that cannot be taken", workerOf("self.onmessage = () => postMessage({ done: true });")],
   ] as const)
     test(`it ${how}: the store is read here instead, the revoked key refused, no problem reported`, async () => {
       const dir = tempDir("tome-data-");
@@ -512,7 +517,30 @@ describe("R9: the key store's reader (a worker) fails, not the file", () => {
       } finally {
         await access.stop();
       }
-    });
+    }, 10_000);
+
+  test("it never answers: stopped at its deadline (KEY_STORE_READ_SECONDS), the store read here; the read ends", async () => {
+    const dir = tempDir("tome-data-");
+    const gone = await keyMade(dir, { name: "gone" });
+    const lines: string[] = [];
+    const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
+    // The read's deadline is brought forward (its delay alone is told apart): no test waits 45 s.
+    const realSetTimeout = globalThis.setTimeout;
+    const timers = spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) =>
+      realSetTimeout(fn, ms === KEY_STORE_READ_SECONDS * 1000 ? 0 : ms)) as any);
+    try {
+      updateKeyFile(dir, (f) => revokeKey(f, gone.id, Date.now()));
+      const admitted = await withWorker(workerOf("self.onmessage = () => {};"), async () =>
+        access.admit(headersOf(gone.key), COST.request),
+      );
+      expect(admitted).toMatchObject({ reason: "invalid key" });
+      expect(access.health()).toEqual({ ok: true, problems: [] });
+      expect(lines.join("\n")).toContain(`it had not finished after ${KEY_STORE_READ_SECONDS} s`);
+    } finally {
+      timers.mockRestore();
+      await access.stop();
+    }
+  }, 10_000);
 });
 
 test("a key is shown by its first characters and an ellipsis, or a dash for one made before they were kept: one rule for the key tool's list and the dashboard", () => {

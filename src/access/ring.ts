@@ -25,6 +25,7 @@ import { hashKey, KEY_SHAPE } from "./key-text";
 import { keysPath, parseKeyFile, readKeyText, type Account, type KeyRecord, type Scope } from "./store";
 import { limitsOf, type Plan, type PlanName } from "./plans";
 import { printableName } from "../printable";
+import { KEY_STORE_READ_SECONDS } from "../request-time";
 
 /**
  * A key of the store as the server holds it, whatever its state (active, revoked or expired:
@@ -237,22 +238,36 @@ export class KeyRing {
     }
     const held = emptyHeld();
     return new Promise<void>((resolve) => {
-      /** Ends the read: `refusal` is the reader's own of the file (served: problem), `failure` the worker's. */
+      let ended = false;
+      /** Ends the read, once: `refusal` is the reader's own of the file (served: problem), `failure` the worker's. */
       const end = (refusal?: unknown, failure?: unknown) => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(deadline);
         worker.terminate();
         if (refusal !== undefined) this.refused(refusal);
         if (failure !== undefined) this.readHereInstead(failure);
         resolve();
       };
+      // Without these the read would never end, and every keyed request would wait for it forever.
+      const deadline = setTimeout(
+        () => end(undefined, new Error(`it had not finished after ${KEY_STORE_READ_SECONDS} s`)),
+        KEY_STORE_READ_SECONDS * 1000,
+      );
+      worker.addEventListener("close", () => end(undefined, new Error("it stopped before it was done")));
       worker.onmessage = (event: MessageEvent<ReaderPart>) => {
-        const part = event.data;
-        if ("error" in part) return end(part.keyStore ? new KeyStoreError(part.error) : new Error(part.error));
-        // The next part is asked for first: the worker makes it while this one is taken.
-        if (!part.done) worker.postMessage({ next: true });
-        take(held, part.accounts, part.keys);
-        if (!part.done) return;
-        this.serve(held);
-        end();
+        try {
+          const part = event.data;
+          if ("error" in part) return end(part.keyStore ? new KeyStoreError(part.error) : new Error(part.error));
+          // The next part is asked for first: the worker makes it while this one is taken.
+          if (!part.done) worker.postMessage({ next: true });
+          take(held, part.accounts, part.keys);
+          if (!part.done) return;
+          this.serve(held);
+          end();
+        } catch (err) {
+          end(undefined, err);
+        }
       };
       worker.onerror = (event) => end(undefined, new Error(event.message));
       worker.postMessage({ path: this.path });
