@@ -25,6 +25,7 @@ import {
 import { GenerationCounter } from "../src/access/generation";
 import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
+import { READ_ASIDE_BYTES } from "../src/access/ring";
 import { lockFiles, lockText } from "../src/files";
 import { KEY_STORE_READ_SECONDS } from "../src/request-time";
 import {
@@ -445,6 +446,7 @@ test("R9: a changed keys.json is read and parsed off the request thread; /health
   const dir = tempDir("tome-data-");
   const kept = await keyMade(dir, { name: "kept" });
   const gone = await keyMade(dir, { name: "gone" });
+  overAside(dir);
   const access = new Access({ dataDir: dir });
   expect(await access.admit(headersOf(gone.key), COST.request)).toHaveProperty("key");
   updateKeyFile(dir, (f) => revokeKey(f, gone.id, Date.now()));
@@ -464,6 +466,42 @@ test("R9: a changed keys.json is read and parsed off the request thread; /health
     await access.stop();
   }
 });
+
+test("R9: a changed keys.json of at most READ_ASIDE_BYTES is read on the request thread, no worker started for it", async () => {
+  const dir = tempDir("tome-data-");
+  const gone = await keyMade(dir, { name: "gone" });
+  const access = new Access({ dataDir: dir });
+  let started = 0;
+  try {
+    expect(await access.admit(headersOf(gone.key), COST.request)).toHaveProperty("key");
+    updateKeyFile(dir, (f) => revokeKey(f, gone.id, Date.now()));
+    const Counted = class extends Worker {
+      constructor(url: string | URL) {
+        super(url);
+        started++;
+      }
+    };
+    // Before: a worker started for every change, however small the store, and the request waited for it.
+    const admitted = await withWorker(Counted, async () => {
+      const admitting = access.admit(headersOf(gone.key), COST.request);
+      expect(admitting).not.toBeInstanceOf(Promise);
+      return admitting;
+    });
+    expect(admitted).toMatchObject({ reason: "invalid key" });
+    expect(started).toBe(0);
+  } finally {
+    await access.stop();
+  }
+});
+
+/** Adds keys (an account each) to dir's store until it is over READ_ASIDE_BYTES: a change to it is read in a worker. */
+function overAside(dir: string): void {
+  for (let i = 0; fs.statSync(keysPath(dir)).size <= READ_ASIDE_BYTES; i += 1000)
+    updateKeyFile(dir, (f) => {
+      for (let n = i; n < i + 1000; n++)
+        createKey(f, { name: `filler ${n}`, account: `filler-${n}`, scope: "read", now: Date.now() });
+    });
+}
 
 /** Runs fn with Worker replaced by `Stub` (a worker that cannot start, crashes, or stops), as a thread limit or a fault would. */
 async function withWorker<T>(Stub: unknown, fn: () => Promise<T>): Promise<T> {
@@ -503,6 +541,7 @@ describe("R9: the key store's reader (a worker) fails, not the file", () => {
     test(`it ${how}: the store is read here instead, the revoked key refused, no problem reported`, async () => {
       const dir = tempDir("tome-data-");
       const gone = await keyMade(dir, { name: "gone" });
+      overAside(dir);
       const lines: string[] = [];
       const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
       try {
@@ -522,6 +561,7 @@ describe("R9: the key store's reader (a worker) fails, not the file", () => {
   test("it never answers: stopped at its deadline (KEY_STORE_READ_SECONDS), the store read here; the read ends", async () => {
     const dir = tempDir("tome-data-");
     const gone = await keyMade(dir, { name: "gone" });
+    overAside(dir);
     const lines: string[] = [];
     const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
     // The read's deadline is brought forward (its delay alone is told apart): no test waits 45 s.

@@ -3,8 +3,8 @@
  * says the store changed (keys.gen, on the next request: D18), or when the file itself did
  * (its inode, mtime and size, looked at once a second, catch a hand edit).
  *
- * While serving, a changed store is read and checked in a worker (store-reader.ts), never on the
- * request thread, and taken over in parts of a few thousand keys, each in a turn of its own; the keys
+ * While serving, a changed store over READ_ASIDE_BYTES (1 MB) is read and checked in a worker (store-reader.ts),
+ * not on the request thread (a smaller one is, in a few milliseconds), and taken over in parts of a few thousand keys, each in a turn of its own; the keys
  * served change all at once when the last part is in. Until then refresh() answers the load under
  * way, which admission and the dashboard wait for (a key revoked is refused from the next request
  * after the key tool returns: D18), while anything else (/healthz) is answered at once (D24).
@@ -90,6 +90,12 @@ function take(held: Held, accounts: readonly [string, Account][], keys: readonly
   }
 }
 
+/**
+ * Above this size a changed keys.json is read in a worker; at or below it, on the request thread, which takes a few
+ * milliseconds there (about 3,000 keys), less than starting a worker does (D24).
+ */
+export const READ_ASIDE_BYTES = 1 << 20;
+
 const emptyHeld = (): Held => ({ byHash: new Map(), accounts: new Map(), keysByAccount: new Map() });
 
 export class KeyRing {
@@ -130,7 +136,7 @@ export class KeyRing {
   }
 
   /**
-   * Starts reading the file if it changed: in a worker, unless `now` (before serving: start, its first key). A damaged
+   * Starts reading the file if it changed: in a worker if it is over READ_ASIDE_BYTES, unless `now` (before serving: start, its first key). A damaged
    * or missing one leaves the keys as they were, and sets problem. Answers the read under way, if any: what is
    * served changes when it resolves (and the file may have changed again meanwhile: ask again then).
    */
@@ -185,7 +191,7 @@ export class KeyRing {
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
     if (!s && !this.loaded) return;
     if (!s) throw new KeyStoreError(`${printableName(this.path)} is missing. Restore it from a backup.`);
-    if (aside) {
+    if (aside && size > READ_ASIDE_BYTES) {
       this.loading = this.readAside().finally(() => (this.loading = undefined));
       return;
     }
