@@ -16,6 +16,7 @@ import dashboardCss from "./dashboard.css" with { type: "text" };
 import dashboardJs from "./dashboard.js" with { type: "text" };
 import iconSvg from "./icon.svg" with { type: "text" };
 import { hashToken, KeyStoreError, KeyStoreUnwritable } from "../../access";
+import { KEY_STORE_SOCKET_SECONDS } from "../../request-time";
 import type { Step } from "../pipeline";
 import { confirmRevoke, createOwnKey, revokeOwnKey, showAccount } from "./account";
 import { DASHBOARD_PATH } from "./cookies";
@@ -168,6 +169,10 @@ export function dashboard(o: DashboardOptions): Step {
   return {
     before(x) {
       if (!isDashboard(x.path)) return undefined;
+      // Its pages wait for a changed keys.json being read, and its changes for the read of the store they wrote (D24):
+      // past Bun's 10 s idle timeout at a large store, which closed the request unanswered. A keyed request's socket
+      // has as long while it waits (the keys step); this step answers before that one is reached.
+      if (x.server) x.server.timeout(x.request, KEY_STORE_SOCKET_SECONDS);
       const v = visitOf(site, x);
       return answer(v).catch((err) => {
         if (err instanceof Refused) return refusedPage(v, err);
