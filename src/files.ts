@@ -117,6 +117,21 @@ function kindOf(s: Stats): string {
   return s.isSocket() ? "a socket" : "a device";
 }
 
+/**
+ * Opens `path` to read without waiting (a pipe's open would wait for a writer): its fd, or what it is if that is a
+ * socket, whose open fails with ENXIO before anything could look at it (as a refusal to read it says it, "a socket",
+ * not the system's "no such device or address"). Any other refusal is thrown as the system's.
+ */
+function openToRead(path: string): number | { not: string } {
+  try {
+    return openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENXIO" && statSync(path, { throwIfNoEntry: false })?.isSocket())
+      return { not: "a socket" };
+    throw err;
+  }
+}
+
 /** The most keys.json or usage.json is read up to (they are read whole into memory): over 3 million keys, or half a million keys' requests counted every day of two months (D190). */
 export const DATA_FILE_LIMIT = 2 ** 30;
 
@@ -126,7 +141,8 @@ export const DATA_FILE_LIMIT = 2 ** 30;
  * writer), or one over `limit` bytes (D190). A refusal to open it (ENOENT, EACCES, ELOOP) is thrown as the system's.
  */
 export function readWholeText(path: string, limit: number): { text: string } | { not: string } | { size: string } {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const fd = openToRead(path);
+  if (typeof fd !== "number") return fd;
   try {
     const s = fstatSync(fd);
     if (!s.isFile()) return { not: kindOf(s) };
@@ -511,20 +527,24 @@ const LOCK_TEXT_LIMIT = 4096;
  * (D190); ENOENT and the other refusals are thrown as the system's.
  */
 function readLockText(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const fd = openToRead(path);
+  if (typeof fd !== "number") throw notALock(path, fd.not);
   try {
     const s = fstatSync(fd);
     if (s.isFile() && s.size <= LOCK_TEXT_LIMIT) return readFileSync(fd, "utf8");
-    const what = s.isFile() ? "larger than any lock" : kindOf(s);
-    // As a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184).
-    throw Object.assign(new Error(`${printableName(path)} is ${what}, not a lock file Tome writes: remove it`), {
-      code: "EFTYPE",
-      syscall: "open",
-      path,
-    });
+    throw notALock(path, s.isFile() ? "larger than any lock" : kindOf(s));
   } finally {
     closeSync(fd);
   }
+}
+
+/** A lock file that is `what` instead, as a system call's refusal (BSD's "inappropriate file type"; Linux has none): every command says it in one line (D184). */
+function notALock(path: string, what: string): Error {
+  return Object.assign(new Error(`${printableName(path)} is ${what}, not a lock file Tome writes: remove it`), {
+    code: "EFTYPE",
+    syscall: "open",
+    path,
+  });
 }
 
 /**

@@ -26,7 +26,7 @@ import { GenerationCounter } from "../src/access/generation";
 import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
 import { READ_ASIDE_BYTES } from "../src/access/ring";
-import { lockFiles, lockText } from "../src/files";
+import { DATA_FILE_LIMIT, lockFiles, lockText, readWholeText } from "../src/files";
 import { KEY_STORE_READ_SECONDS } from "../src/request-time";
 import {
   keyMade,
@@ -280,6 +280,26 @@ describe("start with an empty, damaged or missing keys.json", () => {
     expect(started.code).toBe(1);
     expect(started.stderr).toContain(`${join(dir, "server.lock")} is a device, not a lock file Tome writes: remove it`);
     expect(started.stderr).not.toContain("    at ");
+  });
+
+  test("D190: server.lock or keys.json that is a unix socket is said to be one (remove it), not 'no such device or address'", async () => {
+    // The open without waiting (O_NONBLOCK) fails on a socket with ENXIO before anything looks at it: before, the
+    // server said only that code, with "Make it writable by this user" and not what the file is.
+    const dir = tempDir("tome-data-");
+    const listening = (path: string) =>
+      new Promise<Server>((resolve) => {
+        const server = createServer();
+        server.listen(path, () => resolve(server));
+      });
+    const lock = join(dir, "server.lock");
+    const sockets = [await listening(lock), await listening(join(dir, "keys.json"))];
+    try {
+      expect(() => lockDataFolder(dir)).toThrow(`${lock} is a socket, not a lock file Tome writes: remove it`);
+      expect(() => lockDataFolder(dir)).not.toThrow("ENXIO");
+      expect(readWholeText(join(dir, "keys.json"), DATA_FILE_LIMIT)).toEqual({ not: "a socket" });
+    } finally {
+      for (const socket of sockets) socket.close();
+    }
   });
 
   test("D190: a data folder on a full disk at start: free space there, not 'make it writable by this user'", async () => {
