@@ -45,7 +45,7 @@ import {
 } from "../src/access";
 import { type App, type AppOptions, createApp, serve } from "../src/http";
 import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
-import { lockText } from "../src/files";
+import { lockFiles, lockText } from "../src/files";
 import { KEY_STORE_SOCKET_SECONDS } from "../src/request-time";
 import { KEYS_A_DAY } from "../src/http/dashboard/account";
 import { usageChart } from "../src/http/dashboard/chart";
@@ -1456,18 +1456,19 @@ describe("in process (app.handle)", () => {
     const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
     const lock = `${keysPath(data)}.lock`;
     writeFileSync(lock, lockText());
-    const read = fs.readFileSync as (...a: unknown[]) => string;
+    // Every lock is read through lockFiles.read (an fd's read, f33ffcb): the wait for it is seen there.
+    const read = lockFiles.read;
     const clock = Date.now;
     let moved = 0;
     let found!: () => void;
     const held = new Promise<void>((resolve) => (found = resolve));
-    const reads = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
-      if (args[0] === lock) {
+    const reads = spyOn(lockFiles, "read").mockImplementation((path) => {
+      if (path === lock) {
         moved = late;
         found();
       }
-      return read(...args);
-    }) as typeof fs.readFileSync);
+      return read(path);
+    });
     const now = spyOn(Date, "now").mockImplementation(() => clock() + moved);
     const response = Promise.resolve(
       handle("/dashboard/keys", {
@@ -1580,6 +1581,23 @@ describe("in process (app.handle)", () => {
       expect.stringContaining("Give the key a name of 1 to 100 characters."),
     ]);
   });
+});
+
+// An app of its own: the tests above spend the one app's dashboard requests of an address (100 in 10 s, visit.ts), the
+// lock tests with the clock moved 10 s ahead, so a sign-in here was refused (429).
+describe("in process (app.handle), a second app", () => {
+  let app: App;
+  let token: string;
+  let data: string;
+
+  beforeAll(async () => {
+    data = tempDir("tome-dash-app-");
+    token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
+    app = await appWithAccounts(data, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
+  });
+  afterAll(() => app?.close());
+
+  const { handle, sessionCookie } = inProcess(() => app);
 
   test("a refusal's page shown while signed in has Sign out, as every other page has: a page that is not there (404), a key that is not the account's (404), the wrong method (405)", async () => {
     const cookie = await sessionCookie(token);

@@ -266,7 +266,16 @@ describe("a build's scratch folders", () => {
         throw Object.assign(new Error(`EROFS: read-only file system, ${path}`), { code: "EROFS" });
     };
     const rm = spyOn(fs, "rmSync").mockImplementation(readOnly as typeof fs.rmSync);
-    const open = spyOn(fs, "openSync").mockImplementation(readOnly as unknown as typeof fs.openSync);
+    // A read-only mount refuses an open for writing, not one for reading (a lock is read through an fd, f33ffcb).
+    const realOpen = fs.openSync;
+    const writes = (flags: unknown) =>
+      typeof flags === "number"
+        ? (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) !== 0
+        : flags !== undefined && flags !== "r";
+    const open = spyOn(fs, "openSync").mockImplementation(((path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
+      if (writes(flags)) readOnly(path);
+      return realOpen(path, flags ?? "r", mode);
+    }) as typeof fs.openSync);
     const lines: string[] = [];
     try {
       clearLeftovers(dir, (line) => lines.push(line));
