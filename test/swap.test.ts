@@ -963,6 +963,20 @@ describe("in process: what the log says is served once the file it came from is 
   });
 });
 
+/**
+ * Runs `act` at the second open of `path` by a snapshot's opening (its header's, then its mapping's): what happens to
+ * the file between the two. `opens()`: how many were seen; `mockRestore()` ends it.
+ */
+function atSecondOpen(path: string, act: () => void) {
+  const real = fs.openSync;
+  let opens = 0;
+  const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
+    if (args[0] === path && new Error().stack?.includes("openSnapshot") && ++opens === 2) act();
+    return real(...args);
+  }) as typeof fs.openSync);
+  return { opens: () => opens, mockRestore: () => hook.mockRestore() };
+}
+
 describe("in process: another snapshot renamed onto the path while the swap opens it (D84)", () => {
   // The second open of the path is FileMapping's openSync, on Linux only: elsewhere the sections are mapped by path.
   test.if(process.platform === "linux")(
@@ -975,16 +989,10 @@ describe("in process: another snapshot renamed onto the path while the swap open
       // C put in place, and B renamed onto it between the two opens of its path that opening a snapshot makes (its
       // header's, its mapping's): C's table over B's sections, where the container read them as one.
       dropIn(cPath, served);
-      const real = fs.openSync;
-      let opens = 0;
-      const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
-        if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2)
-          renameSync(next, served);
-        return real(...args);
-      }) as typeof fs.openSync);
+      const hook = atSecondOpen(served, () => renameSync(next, served));
       try {
         await swapper.check("SIGHUP");
-        expect(opens).toBeGreaterThanOrEqual(2);
+        expect(hook.opens()).toBeGreaterThanOrEqual(2);
         expect(lines[0]).toStartWith(
           `swap: ${served} (after SIGHUP): ${served} was replaced by another file (one renamed onto it?) while it was being opened: nothing was read from it. Try again. The file there now is looked at again. Still serving `,
         );
@@ -1008,15 +1016,10 @@ describe("in process: the snapshot removed while the swap opens it (D84)", () =>
     const served = join(tempDir("tome-swap-removed-"), "served.tome");
     const { app, lines, swapper } = servedIn(served, a.path, pinned(served), 50);
     dropIn(cPath, served);
-    const real = fs.openSync;
-    let opens = 0;
-    const hook = spyOn(fs, "openSync").mockImplementation(((...args: Parameters<typeof fs.openSync>) => {
-      if (args[0] === served && new Error().stack?.includes("openSnapshot") && ++opens === 2) rmSync(served);
-      return real(...args);
-    }) as typeof fs.openSync);
+    const hook = atSecondOpen(served, () => rmSync(served));
     try {
       await swapper.check("SIGHUP");
-      expect(opens).toBeGreaterThanOrEqual(2);
+      expect(hook.opens()).toBeGreaterThanOrEqual(2);
       expect(lines[0]).toStartWith(
         `swap: refused ${served} (after SIGHUP): ${served} was removed while it was being opened: nothing was read from it. Still serving `,
       );
