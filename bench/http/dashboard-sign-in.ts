@@ -99,14 +99,18 @@ const timed = async (request: () => Promise<Response>) => {
   return { ms: performance.now() - started, r };
 };
 
-async function measure(mode: string, env: Record<string, string>) {
-  const server = await spawnServer(["bun", join(root, "src/cli/start.ts")], {
+/** The server of this checkout on the bench's snapshot, with these settings. */
+const startTome = (env: Record<string, string>) =>
+  spawnServer(["bun", join(root, "src/cli/start.ts")], {
     ...process.env,
     ...env,
     TOME_SNAPSHOT: snapshot,
     TOME_KEY_MS_PER_SECOND: "0",
     TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
   });
+
+async function measure(mode: string, env: Record<string, string>) {
+  const server = await startTome(env);
   const base = server.url;
   const post = (headers: Record<string, string>, cookie: string, csrf: string, t: string) =>
     fetch(`${base}/dashboard/sign-in`, {
@@ -154,19 +158,8 @@ async function measure(mode: string, env: Record<string, string>) {
 
 /** --stall: the slowest /healthz while the key tool revokes one key and the server takes the change, R rounds. */
 async function measureStall(env: Record<string, string>) {
-  const server = await spawnServer(["bun", join(root, "src/cli/start.ts")], {
-    ...process.env,
-    ...env,
-    TOME_SNAPSHOT: snapshot,
-    TOME_KEY_MS_PER_SECOND: "0",
-    TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
-  });
-  const probe = async () => {
-    const started = performance.now();
-    const r = await fetch(`${server.url}/healthz`, { headers: stranger().headers });
-    await r.arrayBuffer();
-    return performance.now() - started;
-  };
+  const server = await startTome(env);
+  const probe = async () => (await timed(() => fetch(`${server.url}/healthz`, { headers: stranger().headers }))).ms;
   const [stalls, toolRan, quiet, refusedAfter] = [[] as number[], [] as number[], [] as number[], [] as number[]];
   // The first /healthz reads the store as the server holds it; a warm-up.
   for (let i = 0; i < 200; i++) await probe();
