@@ -126,8 +126,9 @@ function openToRead(path: string): number | { not: string } {
   try {
     return openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENXIO" && statSync(path, { throwIfNoEntry: false })?.isSocket())
-      return { not: "a socket" };
+    const found =
+      (err as NodeJS.ErrnoException).code === "ENXIO" ? statSync(path, { throwIfNoEntry: false }) : undefined;
+    if (found?.isSocket()) return { not: kindOf(found) };
     throw err;
   }
 }

@@ -4,7 +4,7 @@
  * (its inode, mtime and size, looked at once a second, catch a hand edit).
  *
  * While serving, a changed store over READ_ASIDE_BYTES (1 MB) is read and checked in a worker (store-reader.ts),
- * not on the request thread (a smaller one is, in a few milliseconds), and taken over in parts of a few thousand keys, each in a turn of its own; the keys
+ * not on the request thread (a smaller one is, in some 10 ms: D24), and taken over in parts of a few thousand keys, each in a turn of its own; the keys
  * served change all at once when the last part is in. Until then refresh() answers the load under
  * way, which admission and the dashboard wait for (a key revoked is refused from the next request
  * after the key tool returns: D18), while anything else (/healthz) is answered at once (D24).
@@ -91,8 +91,8 @@ function take(held: Held, accounts: readonly [string, Account][], keys: readonly
 }
 
 /**
- * Above this size a changed keys.json is read in a worker; at or below it, on the request thread, which takes a few
- * milliseconds there (about 3,000 keys), less than starting a worker does (D24).
+ * Above this size a changed keys.json is read in a worker; at or below it, on the request thread, in some 10 ms
+ * (6–13 ms at 1.16 MB, 3,000 keys, a probe not kept: D24), less than a worker's start and read take (D24).
  */
 export const READ_ASIDE_BYTES = 1 << 20;
 
@@ -178,7 +178,7 @@ export class KeyRing {
   }
 
   /**
-   * Reads keys.json if it changed since it was last looked at (in a worker if `aside`: this.loading); throws if it is
+   * Reads keys.json if it changed since it was last looked at (in a worker if `aside` and over READ_ASIDE_BYTES: this.loading); throws if it is
    * damaged, or gone after a store was read.
    */
   private reload(generation: number, aside: boolean): void {

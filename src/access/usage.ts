@@ -104,12 +104,11 @@ export function readUsage(path: string): UsageData {
     );
   // A reader beside a running server: a save landing meanwhile (usage.json renamed over) removes the generations it
   // holds, which the usage.json read may not: read both again.
-  const identity = () => fileIdentity(statSync(path, { throwIfNoEntry: false }));
   for (let attempt = 1; attempt <= 5; attempt++) {
-    const before = identity();
+    const before = identityAt(path);
     const data = readSaved(path, fail);
     const next = replayJournals(path, data.journal ?? 0, data, failJournal);
-    if (next === undefined || identity() !== before) continue;
+    if (next === undefined || identityAt(path) !== before) continue;
     if (next) data.journal = next;
     return data;
   }
@@ -201,6 +200,9 @@ export function isoTime(ms: number): string {
 const fileIdentity = (s: { ino: number; size: number; mtimeMs: number } | undefined): string =>
   s ? `${s.ino}:${s.size}:${s.mtimeMs}` : "none";
 
+/** The identity of the file at `path` now (fileIdentity), "none" where there is none. */
+const identityAt = (path: string): string => fileIdentity(statSync(path, { throwIfNoEntry: false }));
+
 /** How the ledger puts a save's text on disk: resolves once the file holds it (a test may slow or fail it). */
 export type UsageWriter = (path: string, text: string) => Promise<void>;
 
@@ -258,7 +260,7 @@ export class UsageLedger {
   ) {
     this.data = readUsage(path);
     this.journal = new UsageJournal(path, this.data.journal ?? 0);
-    this.onDisk = fileIdentity(statSync(path, { throwIfNoEntry: false }));
+    this.onDisk = identityAt(path);
   }
 
   /**
@@ -269,7 +271,7 @@ export class UsageLedger {
   private changedOnDisk(): boolean {
     // On this thread: one stat, microseconds (D130 took the write and the rename off it, milliseconds), and the writer
     // is started in this turn, as D130 has it.
-    const found = fileIdentity(statSync(this.path, { throwIfNoEntry: false }));
+    const found = identityAt(this.path);
     if (found === this.onDisk) return false;
     this.onDisk = found;
     this.log(

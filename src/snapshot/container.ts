@@ -256,11 +256,12 @@ export class Container {
         // Mapped by path, each section on its own: the file mapped must still be the one whose header was read. Looked
         // at before, so that another file already there is refused with nothing of it mapped (a mapping of Bun.mmap's
         // is released only by a collection); and after, for one renamed onto the path in between.
-        this.checkSameFile(this.openAgain(() => statSync(this.path)));
+        const stillSameFile = () => this.checkSameFile(this.openAgain(() => statSync(this.path)));
+        stillSameFile();
         bytes = Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
           typeof Bun.mmap
         >[1]);
-        this.checkSameFile(this.openAgain(() => statSync(this.path)));
+        stillSameFile();
       }
       this.mapped.set(name, bytes);
     }

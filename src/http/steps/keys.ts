@@ -131,10 +131,10 @@ function unsettled(why: Exclude<Withheld, "quota spent">): Response {
 }
 
 /**
- * The keys step over `access`; `coreWaited` reads the request thread's time waiting for a core so far, in milliseconds
- * (D25 amended; default the thread's schedstat, 0 where it cannot be read).
+ * The keys step over `access`; `readCoreWaited` reads the request thread's time waiting for a core so far, in
+ * milliseconds (D25 amended; default the thread's schedstat, 0 where it cannot be read).
  */
-export function keys(access: Gate | undefined, clock: () => number = threadCoreWaited): Step {
+export function keys(access: Gate | undefined, readCoreWaited: () => number = threadCoreWaited): Step {
   if (!access) return {};
   // A read of the thread's schedstat costs about 3 µs, two a request (bench/http/keyed-pipeline.ts, D25): one taken
   // less than UNTIMED_MS ago is used again (one request's settlement and the next one's admission share it), which
@@ -142,7 +142,7 @@ export function keys(access: Gate | undefined, clock: () => number = threadCoreW
   let last = { at: Number.NEGATIVE_INFINITY, ms: 0 };
   const coreWaited = (): number => {
     const now = performance.now();
-    if (now - last.at >= UNTIMED_MS) last = { at: now, ms: clock() };
+    if (now - last.at >= UNTIMED_MS) last = { at: now, ms: readCoreWaited() };
     return last.ms;
   };
   /** The last rate window's reset, as sent (it changes once a second). */
