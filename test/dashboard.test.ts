@@ -48,6 +48,7 @@ import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { lockFiles, lockText } from "../src/files";
 import { KEY_STORE_SOCKET_SECONDS } from "../src/request-time";
 import { KEYS_A_DAY } from "../src/http/dashboard/account";
+import { KEYS_PER_PAGE } from "../src/http/dashboard/account-page";
 import { usageChart } from "../src/http/dashboard/chart";
 
 setDefaultTimeout(180_000);
@@ -944,6 +945,88 @@ describe("a store of 50,000 keys (D81)", () => {
     expect(accounts(next)[0]).toBe("acct-00050");
     expect(accounts(next).length).toBe(50);
     expect(bytesRead() - before).toBeLessThan(storeBytes / 10);
+  });
+});
+
+describe("an account of 10,000 keys (D82)", () => {
+  let app: App;
+  let token: string;
+  const names: string[] = [];
+  // The app's clock, moved past D82's 10 s window before each request: a holder paging through 200 pages at once
+  // would be told to slow down (429), which is not what this test is about.
+  let t = Date.now();
+
+  beforeAll(async () => {
+    const data = tempDir("tome-dash-many-");
+    token = updateKeyFile(data, (f) => {
+      const made = createAccountAccess(f, "acme", "enterprise").token;
+      for (let k = 0; k < 10_000; k++) {
+        const name = `Key ${String(k).padStart(5, "0")}`;
+        names.push(name);
+        f.keys.push({
+          id: `key_many${String(k).padStart(5, "0")}`,
+          hash: createHash("sha256").update(`acme/${k}`).digest("hex"),
+          name,
+          account: "acme",
+          scopes: ["read"],
+          // Ten keys a millisecond (their order is then their ids'), one in seven revoked.
+          created_at: new Date(Date.UTC(2026, 0, 1) + Math.floor(k / 10)).toISOString(),
+          expires_at: null,
+          revoked_at: k % 7 === 0 ? "2026-02-01T00:00:00.000Z" : null,
+        });
+      }
+      return made;
+    });
+    const access = new Access({ dataDir: data, keyMsPerSecond: 0, now: () => t });
+    app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts() });
+  });
+  afterAll(() => app?.close());
+
+  const { handle, sessionCookie } = inProcess(() => app);
+  const page = (path: string, cookie: string) => {
+    t += 10_001;
+    return handle(path, { headers: { cookie } });
+  };
+
+  test("its page lists KEYS_PER_PAGE keys, the next ones a link away (?offset=): every key is reached once, each page stays small (all 10,000 made a page of 6 MB)", async () => {
+    const cookie = await sessionCookie(token);
+    const seen: string[] = [];
+    let next: string | undefined = "/dashboard";
+    let pages = 0;
+    while (next) {
+      const answer = await page(next, cookie);
+      expect(answer.status).toBe(200);
+      const text = await answer.text();
+      expect(text.length).toBeLessThan(60_000);
+      const shown = [...text.matchAll(/<span class="key-name">([^<]+)<\/span>/g)].map((m) => m[1]!);
+      expect(shown.length).toBe(pages < 199 ? KEYS_PER_PAGE : 10_000 - 199 * KEYS_PER_PAGE);
+      seen.push(...shown);
+      next = /<a class="button" href="([^"]+)">Next keys<\/a>/.exec(text)?.[1];
+      pages++;
+    }
+    expect(pages).toBe(10_000 / KEYS_PER_PAGE);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.toSorted()).toEqual(names);
+    // Active first, newest first, then by id: the newest millisecond's first active key leads (09990 to 09999 were made
+    // in one), the oldest millisecond's last revoked one ends the list (00000 and 00007 were revoked).
+    expect([seen[0], seen.at(-1)]).toEqual(["Key 09990", "Key 00007"]);
+    const later = await (await page(`/dashboard?offset=${KEYS_PER_PAGE}`, cookie)).text();
+    expect(later).toContain(`Keys ${KEYS_PER_PAGE + 1} to ${2 * KEYS_PER_PAGE} of 10,000.`);
+    expect(later).toContain('<a class="button quiet" href="/dashboard">First page</a>');
+  });
+
+  test("an offset past the last key is a page without keys that says so; one that is not digits, or given twice, is refused (400), as the API refuses it (D3)", async () => {
+    const cookie = await sessionCookie(token);
+    const past = await page("/dashboard?offset=20000", cookie);
+    expect(past.status).toBe(200);
+    const text = await past.text();
+    expect(text).toContain("No keys here: your account has 10,000, and this page starts past them.");
+    expect(text).not.toContain('class="key-name"');
+    for (const bad of ["offset=-1", "offset=1e3", "offset=%2050", "offset=99999999999999999", "offset=1&offset=2"]) {
+      const refused = await page(`/dashboard?${bad}`, cookie);
+      expect([bad, refused.status]).toEqual([bad, 400]);
+      expect(await refused.text()).toContain("The offset of a page of keys is the number of keys before it");
+    }
   });
 });
 

@@ -8,6 +8,12 @@ import { usageChart, type DayUse } from "./chart";
 import { alert, csrfField, number, page, secretField } from "./frame";
 import { html, type Html } from "./html";
 
+/**
+ * Keys an account's page lists (D82): the search route's largest limit. All of them on one page made an account of
+ * 10,000 keys a page of 6 MB; the others are a link away (?offset=, as the API's lists page).
+ */
+export const KEYS_PER_PAGE = 50;
+
 export interface KeyRow {
   id: string;
   name: string;
@@ -27,7 +33,11 @@ export interface AccountView {
   plan: PlanName;
   limits: Plan;
   activeKeys: number;
+  /** The page's keys: the account's from the offset'th (0 first), at most KEYS_PER_PAGE. */
   keys: KeyRow[];
+  offset: number;
+  /** Keys the account holds, revoked and expired ones included. */
+  total: number;
   /** Credits spent this month by the account. */
   spent: number;
   days: DayUse[];
@@ -52,8 +62,21 @@ export interface AccountView {
 const day = (iso: string | null, none: string) => (iso ? iso.slice(0, 10) : none);
 const when = (iso: string | null, none: string) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : none);
 
+/** The links to the pages of keys around this one, and which keys it shows; none when every key is on it. */
+function keyPages(v: AccountView): Html | "" {
+  if (v.offset === 0 && v.total <= KEYS_PER_PAGE) return "";
+  const to = (offset: number) => (offset === 0 ? "/dashboard" : `/dashboard?offset=${offset}`);
+  const shown = v.keys.length
+    ? `Keys ${number(v.offset + 1)} to ${number(v.offset + v.keys.length)} of ${number(v.total)}.`
+    : `No keys here: your account has ${number(v.total)}, and this page starts past them.`;
+  const next = v.offset + KEYS_PER_PAGE < v.total ? v.offset + KEYS_PER_PAGE : undefined;
+  const previous = v.offset > 0 && v.keys.length ? Math.max(0, v.offset - KEYS_PER_PAGE) : undefined;
+  return html`<nav class="row" aria-label="Pages of keys"><p class="help">${shown}</p>${v.offset > 0 ? html`<a class="button quiet" href="/dashboard">First page</a>` : ""}${previous !== undefined && previous > 0 ? html`<a class="button quiet" href="${to(previous)}">Previous keys</a>` : ""}${next !== undefined ? html`<a class="button" href="${to(next)}">Next keys</a>` : ""}</nav>`;
+}
+
 function keyTable(v: AccountView): Html {
   if (!v.keys.length) {
+    if (v.total) return html`${keyPages(v)}`;
     return html`<div class="empty"><p class="empty-title">No keys yet</p><p>Create your first key below, then send it with each request as <code>X-API-Key</code>.</p></div>`;
   }
   const rows = v.keys.map(
@@ -74,7 +97,7 @@ function keyTable(v: AccountView): Html {
 <caption class="visually-hidden">Your API keys, with their use this month</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col" class="num">Requests<span class="visually-hidden"> this month</span></th><th scope="col" class="num">Credits<span class="visually-hidden"> this month</span></th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
-</table></div>`;
+</table></div>${keyPages(v)}`;
 }
 
 function createForm(v: AccountView): Html {

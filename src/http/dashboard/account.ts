@@ -12,6 +12,7 @@ import {
   keysHeld,
   monthOf,
   revokeKey,
+  stateOf,
   type KeyRecord,
 } from "../../access";
 import { codePoints } from "../../scripts";
@@ -19,16 +20,23 @@ import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
 import { html } from "./html";
-import { notFound, redirect, Refused, respond } from "./respond";
+import { redirect, Refused, respond } from "./respond";
 import { randomToken } from "./sessions";
-import { accountViewOf, monthAt } from "./views";
+import { accountViewOf, keyRowsOf, monthAt } from "./views";
 import type { SignedIn, Visit } from "./visit";
 
 /** The visit's session: an account's (the route table sends only those here). */
 const holder = (v: Visit): SignedIn => v.signedIn!;
 
-/** The account's page as the store has it now, with what the request adds (a new key, a message, a refused form). */
-async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<AccountView> {
+/**
+ * The account's page as the store has it now, its keys from the offset'th (D82), with what the request adds (a new
+ * key, a message, a refused form); `revoked`, a key the query says is revoked, is said to be if it is.
+ */
+async function viewOf(
+  v: Visit,
+  extra: Partial<AccountView> = {},
+  list: { offset?: number; revoked?: string | null } = {},
+): Promise<AccountView> {
   const { session, account } = holder(v);
   const name = session.account;
   const keys = await v.store.keysOf(name);
@@ -38,10 +46,15 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
     name,
     keys.map((k) => k.id),
   );
+  // The query is anyone's link: a key it names that is not revoked is not said to be.
+  const revoked = list.revoked ? keys.find((k) => k.id === list.revoked && stateOf(k, v.now) === "revoked") : undefined;
   return {
-    ...accountViewOf(name, account!, keys, monthAt(usage, v.now)),
+    ...accountViewOf(name, account!, keys, monthAt(usage, v.now), list.offset),
     csrf: session.csrf,
     formId: randomToken(FORM_ID_BYTES),
+    ...(revoked && {
+      notice: html`The key “<bdi>${revoked.name}</bdi>” is revoked: every request with it is refused from now on.`,
+    }),
     ...extra,
   };
 }
@@ -67,15 +80,25 @@ function keyIdOf(csrf: string, formId: string): string {
   return keyIdFrom(`${csrf}\n${formId}`);
 }
 
+/** The ?offset= of the account's page: digits only, as the API reads an offset (D3); absent, the first page. */
+function offsetOf(query: URLSearchParams): number {
+  const given = query.getAll("offset");
+  if (!given.length) return 0;
+  const offset = given.length === 1 && /^[0-9]{1,16}$/.test(given[0]!) ? Number(given[0]) : Number.NaN;
+  if (!Number.isSafeInteger(offset)) {
+    throw new Refused(
+      400,
+      "No such page of keys",
+      "The offset of a page of keys is the number of keys before it, in digits (offset=50), given once. The links under the list of keys give it.",
+    );
+  }
+  return offset;
+}
+
 export async function showAccount(v: Visit): Promise<Response> {
-  const revoked = new URL(v.request.url).searchParams.get("revoked");
-  const view = await viewOf(v);
-  // The query is anyone's link: a key it names that is not revoked is not said to be.
-  const key = revoked ? view.keys.find((k) => k.id === revoked && k.state === "revoked") : undefined;
-  const notice = key
-    ? html`The key “<bdi>${key.name}</bdi>” is revoked: every request with it is refused from now on.`
-    : undefined;
-  return respond(v, 200, accountPage({ ...view, notice }));
+  const query = new URL(v.request.url).searchParams;
+  const view = await viewOf(v, {}, { offset: offsetOf(query), revoked: query.get("revoked") });
+  return respond(v, 200, accountPage(view));
 }
 
 /** Create a key: name, scope, optional expiry, within the plan's count (D21). */
@@ -153,8 +176,8 @@ async function ownKey(v: Visit): Promise<KeyRecord> {
 
 export async function confirmRevoke(v: Visit): Promise<Response> {
   const own = await ownKey(v);
-  const key = (await viewOf(v)).keys.find((k) => k.id === own.id);
-  if (!key) throw notFound();
+  const usage = await v.store.usage(monthOf(v.now), own.account, [own.id]);
+  const key = keyRowsOf([own], monthAt(usage, v.now))[0]!;
   return respond(v, 200, revokePage({ account: own.account, csrf: holder(v).session.csrf, key }));
 }
 

@@ -4,7 +4,7 @@
  * accounts for the operator. Pure: the handlers (account.ts, operator.ts) read the store.
  */
 import { keysHeld, limitsOf, monthOf, stateOf, type Account, type KeyRecord, type UsageData } from "../../access";
-import type { AccountView, KeyRow } from "./account-page";
+import { KEYS_PER_PAGE, type AccountView, type KeyRow } from "./account-page";
 import type { DayUse } from "./chart";
 import type { AccountSummary } from "./operator-page";
 
@@ -65,33 +65,50 @@ function useByKey(m: Month): Map<string, [number, number]> {
   return out;
 }
 
-/** An account's page, but for its session's CSRF token and what the request adds (a new key, a message). */
+/** The account's keys as its page lists them, with their use this month: active first, newest first, then by id. */
+export function keyRowsOf(mine: readonly KeyRecord[], m: Month): KeyRow[] {
+  const used = useByKey(m);
+  return (
+    mine
+      .map((k) => {
+        const [requests, credits] = used.get(k.id) ?? [0, 0];
+        const scope = k.scopes.includes("full") ? ("full" as const) : ("read" as const);
+        return {
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix ?? "",
+          scope,
+          created: k.created_at,
+          expires: k.expires_at,
+          lastUsed: m.usage.last_used[k.id] ?? null,
+          state: stateOf(k, m.t),
+          requests,
+          credits,
+        };
+      })
+      // Active keys first, newest first; keys made in the same millisecond by id, so that every page of the list
+      // (D82) is cut from the same order, whatever order the store gives them in (a Redis set has none).
+      .sort(
+        (x, y) =>
+          Number(x.state !== "active") - Number(y.state !== "active") ||
+          y.created.localeCompare(x.created) ||
+          (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+      )
+  );
+}
+
+/**
+ * An account's page, but for its session's CSRF token and what the request adds (a new key, a message): its keys from
+ * the offset'th, KEYS_PER_PAGE of them (D82).
+ */
 export function accountViewOf(
   account: string,
   a: Account,
   mine: readonly KeyRecord[],
   m: Month,
+  offset = 0,
 ): Omit<AccountView, "csrf" | "formId"> {
-  const used = useByKey(m);
-  const keys: KeyRow[] = mine
-    .map((k) => {
-      const [requests, credits] = used.get(k.id) ?? [0, 0];
-      const scope = k.scopes.includes("full") ? ("full" as const) : ("read" as const);
-      return {
-        id: k.id,
-        name: k.name,
-        prefix: k.prefix ?? "",
-        scope,
-        created: k.created_at,
-        expires: k.expires_at,
-        lastUsed: m.usage.last_used[k.id] ?? null,
-        state: stateOf(k, m.t),
-        requests,
-        credits,
-      };
-    })
-    // Active keys first, newest first.
-    .sort((x, y) => Number(x.state !== "active") - Number(y.state !== "active") || y.created.localeCompare(x.created));
+  const keys = keyRowsOf(mine, m).slice(offset, offset + KEYS_PER_PAGE);
   const ids = new Set(mine.map((k) => k.id));
   const days: DayUse[] = Array.from({ length: m.days }, (_, i) => {
     const keysOfDay = m.usage.key_days?.[`${m.name}-${String(i + 1).padStart(2, "0")}`] ?? {};
@@ -106,6 +123,8 @@ export function accountViewOf(
     limits: limitsOf(a.plan, a.rate),
     activeKeys: keysHeld(mine, account, a, m.t).active,
     keys,
+    offset,
+    total: mine.length,
     spent: m.usage.months[m.name]?.[account] ?? 0,
     days,
     today: m.today,
