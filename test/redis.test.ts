@@ -862,8 +862,10 @@ describe("Redis that lost its keys (D156)", () => {
       }
       expect((await get(undefined, "/healthz")).body).toEqual({
         status: "degraded",
-        problems: [expect.stringContaining("has lost its keys since")],
+        problems: [expect.stringContaining("(Redis) has lost its keys since")],
       });
+      // Redis's address is the operator's: the log has it, /healthz (anyone's) does not.
+      expect(JSON.stringify((await get(undefined, "/healthz")).body)).not.toContain(new URL(store.url).host);
       expect(lines.filter((l) => l.includes("has lost its keys"))).toHaveLength(1);
       expect((await keysOn(store.url, ["import"], saved)).code).toBe(0);
       expect((await get(key)).status).toBe(200);
@@ -935,8 +937,11 @@ describe("Redis that answers, but not as asked", () => {
         await Bun.sleep(1000);
         expect(await admit()).toMatchObject({ reason: "unavailable" });
         expect(logged).toEqual([expect.stringContaining("is unreachable (OOM command not allowed")]);
-        // /healthz says why, as the log does: Redis answers, so "cannot be reached" alone points at the network.
-        expect(access.health().problems).toEqual([expect.stringContaining("(OOM command not allowed")]);
+        // /healthz says why, in its own words (the log has Redis's): Redis answers, so "cannot be reached" alone points at
+        // the network.
+        expect(access.health().problems).toEqual([
+          expect.stringContaining("(it answers but is out of memory (OOM: maxmemory reached under noeviction);"),
+        ]);
       } finally {
         redis.cli("CONFIG", "SET", "maxmemory", "0");
       }
@@ -973,6 +978,80 @@ describe("Redis that answers, but not as asked", () => {
       expect(logged.join("\n")).not.toContain("not-it");
     } finally {
       redis.cli(...asAdmin, "CONFIG", "SET", "requirepass", "");
+    }
+  });
+
+  test("/healthz says why Redis cannot be used in a fixed sentence, never what Redis, a proxy or the connection said (a host, an internal address, a user): the log has that", async () => {
+    const password = "pw-Hz55sEcRet";
+    redis.cli("CONFIG", "SET", "requirepass", password);
+    // Something that answers every command with an error naming an internal host, as a proxy in front of Redis may.
+    const proxy = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        data: (socket) => void socket.write("-ERR proxy: upstream redis-7.internal:6379 (10.9.8.7) is down\r\n"),
+      },
+    });
+    const nothing = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: () => {} } });
+    const closed = nothing.port;
+    nothing.stop(true);
+    const port = new URL(redis.url).port;
+    const cases = [
+      // A user and a wrong password: Redis's WRONGPASS.
+      [
+        `redis://tome-replica:not-it@127.0.0.1:${port}`,
+        "it refused the user or password TOME_REDIS_URL gives",
+        "WRONGPASS",
+      ],
+      [`redis://:${password}@127.0.0.1:${proxy.port}`, "it refused the connection", "redis-7.internal"],
+      [`redis://:${password}@127.0.0.1:${closed}`, "the connection to it failed or closed", "Connection closed"],
+    ] as const;
+    try {
+      for (const [url, said, raw] of cases) {
+        const logged: string[] = [];
+        const access = new RedisAccess({ url, keyMsPerSecond: 0, log: (line) => logged.push(line) });
+        const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
+        try {
+          await access.start();
+          const health = await app.handle(new Request("http://localhost/healthz"));
+          const body = (await health.json()) as Json;
+          expect([url, health.status, body]).toEqual([
+            url,
+            200,
+            {
+              status: "degraded",
+              problems: [
+                expect.stringMatching(
+                  new RegExp(
+                    `^the shared store of keys and quotas \\(Redis\\) cannot be reached since \\S+ \\(${said}; the server's log has what was said\\): requests that need a key get 503 until it answers again$`,
+                  ),
+                ),
+              ],
+            },
+          ]);
+          const text = JSON.stringify(body);
+          for (const secret of [
+            raw,
+            "127.0.0.1",
+            String(new URL(url).port),
+            "tome-replica",
+            "not-it",
+            password,
+            "10.9.8.7",
+          ])
+            expect([url, text]).not.toEqual([url, expect.stringContaining(secret)]);
+          // The log has what was said, with where (no user, no password).
+          expect([url, logged.join("\n")]).toEqual([url, expect.stringContaining(raw)]);
+          expect(logged.join("\n")).toContain(`127.0.0.1:${new URL(url).port}`);
+          for (const secret of ["not-it", password]) expect(logged.join("\n")).not.toContain(secret);
+        } finally {
+          app.close();
+          access.stop();
+        }
+      }
+    } finally {
+      proxy.stop(true);
+      redis.cli("-a", password, "--no-auth-warning", "CONFIG", "SET", "requirepass", "");
     }
   });
 

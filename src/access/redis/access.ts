@@ -33,7 +33,7 @@ import { dayOf, monthEnd, monthOf, monthStart } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
-import { RedisConnection } from "./connection";
+import { outageSaid, RedisConnection } from "./connection";
 import { INDEX } from "./account-scripts";
 import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE, UNADMIT, UNSETTLE } from "./scripts";
 import type { Script } from "./connection";
@@ -216,14 +216,14 @@ export class RedisAccess implements Gate {
       return {
         ok: false,
         problems: [
-          `the shared store of keys and quotas (Redis at ${this.redis.address}) has lost its keys since ${new Date(this.storeLostSince).toISOString()} (flushed, or restarted empty): requests that need a key get 503 until the keys are imported again (keys import)`,
+          `the shared store of keys and quotas (Redis) has lost its keys since ${new Date(this.storeLostSince).toISOString()} (flushed, or restarted empty): requests that need a key get 503 until the keys are imported again (keys import)`,
         ],
       };
     if (!outage) return { ok: true, problems: [] };
     return {
       ok: false,
       problems: [
-        `the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()} (${outage.reason}): requests that need a key get 503 until it answers again`,
+        `the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()} (${outageSaid(outage.reason)}; the server's log has what was said): requests that need a key get 503 until it answers again`,
       ],
     };
   }

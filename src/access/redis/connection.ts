@@ -164,6 +164,38 @@ async function openingRefusal(url: string): Promise<string | undefined> {
   return `${REFUSED} (${withoutSecrets(refusal, u)}): ${what}`;
 }
 
+/** Replies of a Redis that answers but cannot serve: an outage, not one command's refusal (RedisConnection.failed). */
+const CANNOT_SERVE = /^(MISCONF|OOM|READONLY|LOADING|BUSY|MASTERDOWN)/;
+
+/** What each of those replies says, in Tome's words. */
+const CANNOT_SERVE_SAID: Record<string, string> = {
+  MISCONF: "it answers but cannot save its data to disk (MISCONF)",
+  OOM: "it answers but is out of memory (OOM: maxmemory reached under noeviction)",
+  READONLY: "it answers but is a read-only replica (READONLY): TOME_REDIS_URL must name the primary",
+  LOADING: "it answers but is still loading its data (LOADING)",
+  BUSY: "it answers but is busy running a script (BUSY)",
+  MASTERDOWN: "it answers but is a replica that lost its primary (MASTERDOWN)",
+};
+
+/**
+ * Why Redis is unreachable, as /healthz says it to anyone who asks: one of a few fixed sentences chosen by the
+ * outage's reason, never the reason's text (what Redis, a proxy in front of it or Bun's client said may name a host,
+ * an internal address or a user, and is the operator's: the server's log has it whole).
+ */
+export function outageSaid(reason: string): string {
+  if (reason.startsWith(REFUSED)) {
+    if (/^Redis refused the connection \((WRONGPASS|NOAUTH)/.test(reason))
+      return "it refused the user or password TOME_REDIS_URL gives";
+    if (/^Redis refused the connection \([^)]*DB index/.test(reason))
+      return "it has no database of the number TOME_REDIS_URL names";
+    return "it refused the connection";
+  }
+  const code = CANNOT_SERVE.exec(reason)?.[1];
+  if (code) return CANNOT_SERVE_SAID[code]!;
+  if (reason.startsWith("no answer within")) return "it did not answer in time";
+  return "the connection to it failed or closed";
+}
+
 export interface Outage {
   /** When Redis was first found unreachable (ms since the epoch). */
   since: number;
@@ -332,8 +364,7 @@ export class RedisConnection {
     // saying Redis cannot serve (cannot persist, out of memory, a read-only replica, loading
     // or busy) and a lost connection make it unreachable until a probe is answered.
     const serverError = (err as { code?: string })?.code === "ERR_REDIS_SERVER_ERROR";
-    if (serverError && !/^(MISCONF|OOM|READONLY|LOADING|BUSY|MASTERDOWN)/.test(message))
-      this.log(`Redis at ${this.address} refused a command: ${message}`);
+    if (serverError && !CANNOT_SERVE.test(message)) this.log(`Redis at ${this.address} refused a command: ${message}`);
     else this.fail(message);
     throw new RedisUnavailable(message);
   };
