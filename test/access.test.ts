@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test }
 import * as fs from "node:fs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Access, FLUSH_INTERVAL_MS, keysPath, readUsage, updateKeyFile, usagePath } from "../src/access";
+import {
+  Access,
+  createKey,
+  FLUSH_INTERVAL_MS,
+  keysPath,
+  monthOf,
+  readUsage,
+  updateKeyFile,
+  usagePath,
+  type Grant,
+} from "../src/access";
 import { NO_KEY, readKey } from "../src/access/grant";
 import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
 import { atomicWriteAsync } from "../src/files";
@@ -669,6 +679,56 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
+  test("a usage.json missing beside keys.json is said loudly at start, naming the file and what to do; made then, so the next start is silent; a store's first start makes it too (D20)", async () => {
+    const data = tempDir("tome-data-");
+    // A store that served: a key, its credit in usage.json; then usage.json lost (a backup of keys.json alone restored).
+    const { key } = updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    const said: string[] = [];
+    const serve = async (check: (access: Access) => Promise<void> = async () => {}) => {
+      said.length = 0;
+      const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: (line) => said.push(line) });
+      access.start();
+      try {
+        await check(access);
+      } finally {
+        await access.stop();
+      }
+    };
+    await serve(async (access) => {
+      const grant = access.admit(new Headers({ "X-API-Key": key }), 1) as Grant;
+      access.settle(grant, true);
+    });
+    expect(said).toEqual([expect.stringContaining("usage.json is missing")]);
+    expect(readUsage(usagePath(data)).months[monthOf(Date.now())]).toEqual({ acct: 1 });
+    rmSync(usagePath(data));
+    await serve();
+    // Before: nothing said, the account's credit forgotten.
+    expect(said).toEqual([
+      `WARNING: ${usagePath(data)} is missing beside ${keysPath(data)}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
+        "If a server used these keys before, stop this one (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. " +
+        "If no server has used them yet (keys made with the key tool), nothing is lost: it is made now, empty.",
+    ]);
+    expect(existsSync(usagePath(data))).toBe(true);
+    await serve();
+    expect(said).toEqual([]);
+    // A first start (no store at all) makes it, though no key is used: its next start has nothing to say.
+    const fresh = tempDir("tome-data-");
+    const first = new Access({ dataDir: fresh, keyMsPerSecond: 0, log: (line) => said.push(line) });
+    expect(first.firstStart).toBe(true);
+    updateKeyFile(fresh, (f) =>
+      createKey(f, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
+    );
+    first.start();
+    await first.stop();
+    expect(existsSync(usagePath(fresh))).toBe(true);
+    const second = new Access({ dataDir: fresh, keyMsPerSecond: 0, log: (line) => said.push(line) });
+    second.start();
+    await second.stop();
+    expect(said).toEqual([]);
+  });
+
   test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
     const path = usagePath(tempDir("tome-data-"));
     // usage.json cannot be written (made a directory, a read-only file); the journal beside it can.

@@ -14,7 +14,10 @@ import {
   type QuotaState,
   type Refusal,
 } from "./grant";
-import { checkKeyStore, type Scope } from "./store";
+import { existsSync } from "node:fs";
+import { checkKeyStore, keysPath, type Scope } from "./store";
+import { journalFiles } from "./usage-journal";
+import { printableName } from "../printable";
 import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
@@ -124,6 +127,8 @@ export class Access implements Gate {
    * server's first start, which should create the first key (updateKeyFile + createKey).
    */
   readonly firstStart: boolean;
+  /** True when keys.json was there but usage.json (and its journal) not: said, and made, at start(). */
+  private readonly usageMissing: boolean;
 
   /**
    * Reads the key store and the usage file. Throws a KeyStoreError or UsageFileError, saying what
@@ -136,7 +141,10 @@ export class Access implements Gate {
     this.work = new WorkShare(options.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND);
     // Before anything is written here: keys.gen, made by the key ring, is one of the traces it looks for.
     this.firstStart = checkKeyStore(this.dataDir) === "fresh";
-    this.usage = new UsageLedger(usagePath(this.dataDir));
+    const usageFile = usagePath(this.dataDir);
+    // Before the ledger reads it: a usage.json gone (or a link to one gone) with no journal beside it reads as no use.
+    this.usageMissing = !this.firstStart && !existsSync(usageFile) && !journalFiles(usageFile).length;
+    this.usage = new UsageLedger(usageFile);
     this.log = options.log ?? ((line) => console.error(line));
     this.keys = new KeyRing(this.dataDir, this.log);
   }
@@ -189,6 +197,21 @@ export class Access implements Gate {
   start(): void {
     this.claim();
     this.usage.start();
+    if (this.usageMissing) {
+      // Not refused (D20): keys.json keeps no trace of use, so a store the key tool made that no server has served yet
+      // looks the same; and a refusal would stop every key over a count that may have no backup. Said once: the file is
+      // made now (empty), so the next start is silent, and a save of the counts from zero would make it anyway.
+      const file = printableName(usagePath(this.dataDir));
+      this.log(
+        `WARNING: ${file} is missing beside ${printableName(keysPath(this.dataDir))}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
+          `If a server used these keys before, stop this one (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. ` +
+          `If no server has used them yet (keys made with the key tool), nothing is lost: it is made now, empty.`,
+      );
+      this.usage.saveSoon();
+    } else if (this.firstStart) {
+      // Made at a store's first start too, so that a later start that finds it gone says so (not at a first use only).
+      this.usage.saveSoon();
+    }
   }
 
   /** Takes the data folder now (start() does too): a server checks before the minutes a snapshot may take to load. */

@@ -291,6 +291,12 @@ export class UsageLedger {
     if (this.dirty) this.schedule();
   }
 
+  /** Saves the counts held (none, for a usage.json found missing) soon, as after a change: the file is made now. */
+  saveSoon(): void {
+    this.dirty = true;
+    this.schedule();
+  }
+
   /** Saves the last counts: resolves once they are on disk; throws UsageNotSaved, saying what is lost, when they cannot be. */
   async stop(): Promise<void> {
     this.started = false;
