@@ -18,8 +18,8 @@ import {
   writeSync,
   type Stats,
 } from "node:fs";
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { mkdir, readlink, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { printableName } from "./printable";
 
 /** The bytes every snapshot begins with, in every format (its number follows): here, below snapshot/, since the dump reader (ingest) tells a snapshot given as a dump by them too. */
@@ -46,15 +46,71 @@ export interface AtomicWriteOptions {
   durable?: boolean;
 }
 
+/** Symbolic links followed to find where a write lands, as the kernel follows them (its MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+const tooManyLinks = (path: string) =>
+  Object.assign(new Error(`ELOOP: too many symbolic links encountered, '${path}'`), { code: "ELOOP" });
+
+/** The next step of a link at `at`, or undefined where `at` is no link (or nothing: a link's target not made yet). */
+function nextLink(at: string, target: () => string): string | undefined {
+  try {
+    return resolve(dirname(at), target());
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EINVAL" || code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Where a write to `path` lands: the file a symbolic link there leads to (through links to links, made if it is not
+ * there yet), else `path`. A rename onto the link itself replaced it with a plain file, and the operator's link (to a
+ * disk that is backed up, a volume) was lost at the first save of keys.json or usage.json.
+ */
+function writtenPath(path: string): string {
+  let at = path;
+  for (let hops = 0; hops <= MAX_LINKS; hops++) {
+    const next = nextLink(at, () => readlinkSync(at));
+    if (next === undefined) return at;
+    at = next;
+  }
+  throw tooManyLinks(path);
+}
+
+/** writtenPath off the calling thread. */
+async function writtenPathAsync(path: string): Promise<string> {
+  let at = path;
+  for (let hops = 0; hops <= MAX_LINKS; hops++) {
+    let link: string;
+    try {
+      link = await readlink(at);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EINVAL" || code === "ENOENT") return at;
+      throw err;
+    }
+    at = resolve(dirname(at), link);
+  }
+  throw tooManyLinks(path);
+}
+
 /**
  * Writes to a temporary file beside the target, then renames it into place: a crash at any
- * moment leaves either the old file or the new one, never a broken one.
+ * moment leaves either the old file or the new one, never a broken one. A symbolic link at `path` is written through
+ * (writtenPath): the file it leads to is replaced, the link kept.
  */
 export function atomicWrite(path: string, bytes: Uint8Array | string, options: AtomicWriteOptions = {}): void {
   const { mode = 0o644, durable = true } = options;
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
+  let target = path;
+  try {
+    target = writtenPath(path);
+  } catch (err) {
+    throw writeFailed(path, err);
+  }
+  const dir = dirname(target);
+  const tmp = join(dir, `.${basename(target)}.${process.pid}.tmp`);
   try {
     let fd: number;
     try {
@@ -70,7 +126,7 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, path);
+    renameSync(tmp, target);
   } catch (err) {
     // The write's own error is the one to tell (a read-only folder also refuses the removal).
     try {
@@ -94,16 +150,17 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
  * one. Two at once to one path must not be: their temporary files would be one.
  */
 export async function atomicWriteAsync(path: string, bytes: Uint8Array | string, mode = 0o644): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const target = await writtenPathAsync(path);
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
   try {
     try {
       await writeFile(tmp, bytes, { mode });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      await mkdir(dirname(path), { recursive: true });
+      await mkdir(dirname(target), { recursive: true });
       await writeFile(tmp, bytes, { mode });
     }
-    await rename(tmp, path);
+    await rename(tmp, target);
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => {});
     throw err;
@@ -341,14 +398,21 @@ function liveHoldersElsewhere(dir: string): Set<number> {
  * id says nothing of any process here.
  */
 export function clearDeadWrites(path: string): string[] {
-  const prefix = `.${basename(path)}.`;
-  // The folder's locks are read only once a part is found: most calls (each change of the key store) find none.
-  let elsewhere: Set<number> | undefined;
-  return removeLeftovers(dirname(path), (name) => {
-    const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
-    if (pid === undefined) return undefined;
-    elsewhere ??= liveHoldersElsewhere(dirname(path));
-    return elsewhere.has(Number(pid)) ? undefined : pid;
+  // Beside the file a link at `path` leads to too: atomicWrite writes its temporary file there.
+  let target = path;
+  try {
+    target = writtenPath(path);
+  } catch {}
+  return [...new Set([path, target])].flatMap((at) => {
+    const prefix = `.${basename(at)}.`;
+    // The folder's locks are read only once a part is found: most calls (each change of the key store) find none.
+    let elsewhere: Set<number> | undefined;
+    return removeLeftovers(dirname(at), (name) => {
+      const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
+      if (pid === undefined) return undefined;
+      elsewhere ??= liveHoldersElsewhere(dirname(path));
+      return elsewhere.has(Number(pid)) ? undefined : pid;
+    });
   });
 }
 

@@ -5,13 +5,14 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import {
   Access,
   createKey,
   FLUSH_INTERVAL_MS,
   keysPath,
   monthOf,
+  readKeyFile,
   readUsage,
   updateKeyFile,
   usagePath,
@@ -727,6 +728,32 @@ describe("usage on disk", () => {
     second.start();
     await second.stop();
     expect(said).toEqual([]);
+  });
+
+  test("usage.json and keys.json that are symbolic links are written through: the link is kept, the file it leads to saved (the first save replaced the link with a plain file)", async () => {
+    const data = tempDir("tome-data-");
+    const kept = tempDir("tome-kept-");
+    // The operator keeps both on another disk (a volume, a backed-up folder), linked from the data folder, relatively.
+    const { key } = updateKeyFile(kept, (f) =>
+      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    writeUsage(usagePath(kept), { months: { [monthOf(Date.now())]: { acct: 7 } }, last_used: {} });
+    fs.symlinkSync(join("..", basename(kept), "keys.json"), keysPath(data));
+    fs.symlinkSync(usagePath(kept), usagePath(data));
+    const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: () => {} });
+    access.start();
+    access.settle(access.admit(new Headers({ "X-API-Key": key }), 1) as Grant, true);
+    await access.stop();
+    updateKeyFile(data, (f) =>
+      createKey(f, { name: "k2", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    for (const path of [usagePath(data), keysPath(data)])
+      expect([path, fs.lstatSync(path).isSymbolicLink()]).toEqual([path, true]);
+    expect(readUsage(usagePath(kept)).months[monthOf(Date.now())]).toEqual({ acct: 8 });
+    expect(readKeyFile(keysPath(kept)).keys.map((k) => k.name)).toEqual(["k", "k2"]);
+    // Nothing left beside either (the temporary files are made beside the file written, and renamed onto it).
+    expect(readdirSync(data).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    expect(readdirSync(kept).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 
   test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
