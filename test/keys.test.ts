@@ -302,6 +302,38 @@ describe("start with an empty, damaged or missing keys.json", () => {
     }
   });
 
+  test("D190: server.lock that is a socket, a device or a folder is said to be one, to remove, not 'Make it writable by this user'", async () => {
+    const dir = tempDir("tome-data-");
+    const lock = join(dir, "server.lock");
+    const told = (what: string) =>
+      `${lock} is ${what}, not a lock file Tome writes: remove it, or set TOME_DATA to another folder. The server makes ${lock} itself, to keep a second server off the data folder ${dir}/ (two would write over each other's usage counts).`;
+    const refusal = () => {
+      try {
+        lockDataFolder(dir);
+        return "taken";
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    // Before: "cannot write to the data folder …/ (…/server.lock is a socket, not a lock file Tome writes: remove it):
+    // the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is."
+    const socket = await new Promise<Server>((resolve) => {
+      const server = createServer();
+      server.listen(lock, () => resolve(server));
+    });
+    try {
+      expect(refusal()).toBe(told("a socket"));
+    } finally {
+      socket.close();
+    }
+    rmSync(lock, { force: true });
+    fs.symlinkSync("/dev/null", lock);
+    expect(refusal()).toBe(told("a device"));
+    rmSync(lock);
+    mkdirSync(lock);
+    expect(refusal()).toBe(told("a directory"));
+  });
+
   test("D190: a data folder on a full disk at start: free space there, not 'make it writable by this user'", async () => {
     const store = tempDir("tome-data-");
     await keyMade(store, { name: "k" });

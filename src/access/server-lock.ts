@@ -51,9 +51,15 @@ export function lockDataFolder(
     unwritable: (err) =>
       wholeFileSystemRefused(err)
         ? err
-        : new UserError(
-            `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
-          ),
+        : // A socket, a device, a pipe or a folder where the lock goes (D190): no permission makes it one, so "make it
+          // writable by this user" sent the operator to chmod. What it is and to remove it, as the key tool says it.
+          (err as NodeJS.ErrnoException).code === "EFTYPE"
+          ? new UserError(
+              `${err.message}, or set TOME_DATA to another folder. The server makes ${printableName(path)} itself, to keep a second server off the data folder ${printableName(dataDir)}/ (two would write over each other's usage counts).`,
+            )
+          : new UserError(
+              `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
+            ),
   });
 }
 
