@@ -1376,6 +1376,56 @@ describe("JSON that is no JSON-RPC message", () => {
       app.close();
     }
   });
+  test('"params" that is no object is one answer for every method, served or not, request or notification (400 -32600, id null), and costs no credit (D32, D54)', async () => {
+    const data = tempDir("tome-data-");
+    const key = keyIn(data, "k");
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const headers = { ...MCP_HEADERS, "X-API-Key": key };
+    const post = (message: Json) =>
+      app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body: JSON.stringify(message) }));
+    const ping = async () =>
+      Number((await post({ jsonrpc: "2.0", id: 0, method: "ping" })).headers.get("x-quota-remaining"));
+    const methods = ["initialize", "ping", "tools/list", "tools/call", "resources/list", "completion/complete"];
+    const notifications = [
+      "notifications/initialized",
+      "notifications/cancelled",
+      "notifications/progress",
+      "notifications/x",
+    ];
+    const kinds: [unknown, string][] = [
+      [[], "an array"],
+      [["search", { q: "albedo" }], "an array"],
+      ["albedo", "a string"],
+      [null, "null"],
+      [5, "a number"],
+      [true, "a boolean"],
+    ];
+    try {
+      const before = await ping();
+      const answered: Json[] = [];
+      for (const method of [...methods, ...notifications])
+        for (const [params, kind] of kinds) {
+          const message: Json = { jsonrpc: "2.0", method, params };
+          if (!method.startsWith("notifications/")) message.id = 7;
+          const r = await post(message);
+          answered.push({ method, params, status: r.status, body: await r.json() });
+          const expected = {
+            jsonrpc: "2.0",
+            id: null,
+            error: {
+              code: -32600,
+              message: `Invalid Request: "params" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position), or no params at all.`,
+            },
+          };
+          expect(answered.at(-1)).toEqual({ method, params, status: 400, body: expected });
+        }
+      expect(answered).toHaveLength((methods.length + notifications.length) * kinds.length);
+      // The ping after them is the only credit spent since the one before.
+      expect(await ping()).toBe(before - 1);
+    } finally {
+      app.close();
+    }
+  });
 });
 
 describe("a body that never arrives", () => {
