@@ -816,6 +816,74 @@ describe("a client that leaves while its search waits (D108)", () => {
   });
 });
 
+describe("a keyed request whose client has left (D28, D108 amended)", () => {
+  test("before it is admitted (it waited behind other requests on the thread): not run, counted against nothing, 499", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "free", scope: "read", now: Date.now() }),
+    );
+    const access = new Access({ dataDir: dir });
+    // No search workers: a page, a concat or a search is answered on the request thread.
+    const app = createApp(open(path), { access });
+    try {
+      const get = (target: string, signal?: AbortSignal) =>
+        app.handle(new Request(`http://localhost${target}`, { headers: { "X-API-Key": key }, signal }));
+      const gone = new AbortController();
+      gone.abort();
+      for (const target of ["/v1/page/39?format=concat", "/v1/search?q=history+of+the+world&limit=50"]) {
+        const r = await get(target, gone.signal);
+        // Before: run and answered 200, a credit charged for an answer nobody could receive.
+        expect({ target, status: r.status, body: await r.text() }).toEqual({ target, status: 499, body: "" });
+      }
+      const next = await get("/v1/meta");
+      expect([next.headers.get("x-quota-remaining"), next.headers.get("x-ratelimit-remaining")]).toEqual(["4999", "9"]);
+    } finally {
+      app.close();
+      await access.stop();
+    }
+  });
+
+  test("an MCP call that leaves while its search waits for a worker is taken out of the queue, never run, and answered 499 costing no credit, as a route's search is", async () => {
+    const dir = tempDir("tome-data-");
+    const keyOf = (name: string) =>
+      updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "growth", scope: "read", now: Date.now() }))
+        .key;
+    const [busy, leaving] = [keyOf("busy"), keyOf("leaving")];
+    const access = new Access({ dataDir: dir });
+    const app = createApp(open(path), { access, searchWorkers: 1, searchQueue: 8, searchTimeoutMs: 60_000 });
+    const call = (key: string, signal?: AbortSignal) => {
+      const init = mcp("search", { q: "history of the world", limit: 50 });
+      return app.handle(
+        new Request("http://localhost/mcp", { ...init, headers: { ...init.headers, "X-API-Key": key }, signal }),
+      );
+    };
+    try {
+      const credits = async () => {
+        const r = await app.handle(new Request("http://localhost/v1/meta", { headers: { "X-API-Key": leaving } }));
+        return Number(r.headers.get("x-quota-remaining"));
+      };
+      const before = await credits();
+      // The worker holds two at once: the third of another key waits, and the leaving call behind it.
+      const others = [0, 1, 2].map(() => call(busy));
+      const gone = new AbortController();
+      const left = call(leaving, gone.signal);
+      while (app.pool!.stats().pending < 4) await Bun.sleep(1);
+      gone.abort();
+      // Taken out at once (before: it stayed, was run and answered 200 with a credit charged).
+      expect(app.pool!.stats().pending).toBe(3);
+      const r = await left;
+      expect({ status: r.status, body: await r.text() }).toEqual({ status: 499, body: "" });
+      expect((await Promise.all(others)).map((o) => o.status)).toEqual([200, 200, 200]);
+      expect(app.pool!.stats()).toMatchObject({ answered: 3, pending: 0 });
+      // Only the two reads of /v1/meta were charged.
+      expect(await credits()).toBe(before - 1);
+    } finally {
+      app.close();
+      await access.stop();
+    }
+  });
+});
+
 describe("opening a snapshot in the workers", () => {
   test("ready resolves once every worker has opened it; a file that is not the snapshot named is answered as missing there", async () => {
     const pool = new SearchPool({ workers: 2 });

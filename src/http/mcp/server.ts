@@ -29,6 +29,7 @@ import { SnapshotError } from "../../snapshot";
 import { ApiError, ERRORS, INTERNAL_ERROR, shortened } from "../errors";
 import type { Exchange } from "../pipeline";
 import { printableName } from "../../printable";
+import { ClientGone } from "../pool/pool";
 import { toolsOf, type Tool } from "./tools";
 
 /** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */
@@ -232,6 +233,9 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         if (error.headers?.["retry-after"] !== undefined) refused?.(error);
         return failure(error.code, error.message);
       }
+      // Its client left while the call waited for a search worker (D108): no fault, and nobody to read a tool's error;
+      // the SDK answers it as the JSON-RPC error it makes of a throw, which the keys step replaces with its 499.
+      if (error instanceof ClientGone) throw error;
       if (error instanceof SnapshotError && options.reopen) {
         // Told again after the call made again, so that a file opened again but found damaged is said so.
         const reopened = options.reopen(error);

@@ -432,9 +432,13 @@ export class PoolGeneration {
     throw new Error("a search worker answered a route with a tool's answer");
   }
 
-  /** An MCP tool's answer made in a worker (its arguments already read), or undefined as answer() says. */
+  /**
+   * An MCP tool's answer made in a worker (its arguments already read), or undefined as answer() says. A call whose
+   * client leaves while it waits for a worker is taken out, as a route's search is (D108): ClientGone, and the keys
+   * step answers the request 499, charging no credit.
+   */
   async tool(task: "tool:search" | "tool:lucky", args: unknown, x: Exchange | undefined) {
-    const reply = await this.ask(task, args, x);
+    const reply = await this.ask(task, args, x, x?.received.signal);
     if ("missing" in reply) return undefined;
     if ("tool" in reply) return reply.tool;
     throw new Error("a search worker answered a tool with a route's answer");

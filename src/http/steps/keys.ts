@@ -26,7 +26,7 @@ import {
 import { coreWaitClock, type CoreWaitClock } from "../../scheduling";
 import { isDocumentation, noRouteAnswer } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
-import { routedPath, type Exchange, type Step } from "../pipeline";
+import { CLIENT_GONE, routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 import { KEY_STORE_SOCKET_SECONDS } from "../../request-time";
 
@@ -198,6 +198,16 @@ export function keys(access: Gate | undefined, readCoreWaited: () => number = th
     return ok && response.headers.get("x-credit-cost") === PDF_COST;
   };
 
+  /**
+   * A request whose client has left (D28: its connection closed; Bun aborts the request's signal): nobody to answer. Before
+   * admission it is not run, and counts against nothing; after its route, its answer is never sent, so it costs no
+   * credit (D20: a 499 is a 4xx) while the time it took is still its key's work (D57). The search pool and the PDF queue
+   * answer 499 themselves when they see it first (D108, D26); this step sees it for every route, an MCP call's and a
+   * search on the request thread included.
+   */
+  const clientGone = (x: Exchange): boolean => x.received.signal.aborted;
+  const goneAnswer = () => new Response(null, { status: CLIENT_GONE });
+
   /** The refusal of the key (or, without one, of a path outside the API), answered here. */
   const keyRefusal = (x: Exchange, grant: Refusal): Response => {
     // Answered here, not by the router: a path outside the API never reaches the routes without a key.
@@ -234,6 +244,8 @@ export function keys(access: Gate | undefined, readCoreWaited: () => number = th
   return {
     before(x) {
       if (!needsKey(x.path)) return undefined;
+      // Its client left while it waited for the thread (requests behind a long search, or a long page): not run.
+      if (clientGone(x)) return goneAnswer();
       const pdf = x.path.startsWith(PDF_PREFIX);
       const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
       if (grant instanceof Promise) {
@@ -247,6 +259,8 @@ export function keys(access: Gate | undefined, readCoreWaited: () => number = th
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
+      // Its client left while it was answered (an MCP call's tool, a route awaiting): never delivered, not charged.
+      if (response.status !== CLIENT_GONE && clientGone(x)) response = goneAnswer();
       const work = x.work;
       if (work) {
         const onCore = performance.now() - work.started - work.waited - Math.max(0, work.coreWaited + coreWaited());
