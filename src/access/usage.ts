@@ -76,6 +76,18 @@ export function monthEnd(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
 }
 
+/**
+ * `now`, or, when it is outside `month` ("YYYY-MM"), the month's nearest instant: the time a request held in one month
+ * and answered in another (across 00:00 UTC on the 1st, or a clock stepped back over it) is charged at, so that its
+ * credits count on a day of the month whose quota held them, and the dashboard's keys add up to the account's (D20).
+ */
+export function withinMonth(month: string, now: number): number {
+  const start = Date.parse(`${month}-01T00:00:00.000Z`);
+  if (now < start) return start;
+  const end = monthEnd(start) * 1000;
+  return now < end ? now : end - 1;
+}
+
 /** The JSON text the checksum is of: the counters, in the file's order. */
 const countersText = (data: UsageData) =>
   JSON.stringify({
@@ -429,7 +441,9 @@ export class UsageLedger {
     const spentIn = (this.data.months[meter.month] ??= nameTable());
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.unsavedCredits += cost;
-    this.useOf(keyId, now)[1] += cost;
+    // Its day is of the month its quota held it in: a request answered after the month's end is charged to its last day.
+    const inDay = now >= this.day.start && now < this.day.end && this.day.name.startsWith(meter.month);
+    this.useOf(keyId, inDay ? now : withinMonth(meter.month, now))[1] += cost;
     this.journalSpending(meter.month, meter.account, cost, keyId);
     this.changed();
   }

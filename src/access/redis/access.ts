@@ -29,7 +29,7 @@ import {
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { dayOf, monthEnd, monthOf, monthStart } from "../usage";
+import { dayOf, monthEnd, monthOf, monthStart, withinMonth } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
@@ -360,7 +360,7 @@ export class RedisAccess implements Gate {
       String(g.cost),
       succeeded ? "1" : "0",
       quota,
-      dayOf(this.now()),
+      dayOf(withinMonth(hold.month, this.now())),
       g.key.record.id,
     ];
     return this.redis.run(SETTLE, args).then(

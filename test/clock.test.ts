@@ -1,0 +1,66 @@
+/**
+ * What wall-clock time does to Tome: a month or a day ending while requests are in flight, and the clock stepped back
+ * (NTP correcting by minutes, a VM resumed) or forward. The access layer's clock (`now`) is moved by the test; what
+ * measures a duration reads the monotonic clock, which a step of the wall clock does not move.
+ */
+import { describe, expect, test } from "bun:test";
+import { Access, readUsage, RedisAccess, RedisKeyStore, usagePath, type Grant } from "../src/access";
+import { startRedis } from "../bench/redis-server";
+import { keyMade, tempDir } from "./helpers";
+
+const headersOf = (key: string) => new Headers({ "x-api-key": key });
+
+describe("the month's end while requests are in flight", () => {
+  test("a request admitted before 00:00 UTC on the 1st and answered after: its credit and its key's day are the month it was held in (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key, id } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
+    let now = Date.parse("2026-11-30T23:59:59.900Z");
+    const access = new Access({ dataDir: dir, now: () => now, log: () => {} });
+    access.start();
+    try {
+      const grant = (await access.admit(headersOf(key), 1)) as Grant;
+      expect(grant.held).toBeDefined();
+      now = Date.parse("2026-12-01T00:00:00.100Z");
+      access.settle(grant, true);
+      // As a reader beside the server finds it (usage.json and its journal), and as the stop saves it.
+      const journaled = readUsage(usagePath(dir));
+      await access.stop();
+      for (const usage of [journaled, readUsage(usagePath(dir))]) {
+        expect(usage.months).toEqual({ "2026-11": { m: 1 } });
+        // The dashboard's keys add up to the account's, in each month: the credit is on a November day, as is the
+        // request. Before: credited on 2026-12-01, where December's account had spent nothing.
+        const credits = Object.entries(usage.key_days ?? {}).map(([day, keys]) => [day, keys[id]?.[1] ?? 0]);
+        expect(credits.filter(([, n]) => n)).toEqual([["2026-11-30", 1]]);
+      }
+    } finally {
+      await access.stop();
+    }
+  });
+
+  test("with Redis too: a request held in November and answered in December is counted on a November day (D20)", async () => {
+    const redis = await startRedis();
+    try {
+      const store = await RedisKeyStore.open(redis.url);
+      const { key, id } = await keyMade(store, { name: "m", account: "m", plan: "free" }).finally(() => store.close());
+      let now = Date.parse("2026-11-30T23:59:59.900Z");
+      const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+      await access.start();
+      try {
+        const grant = (await access.admit(headersOf(key), 1)) as Grant;
+        expect(grant.held).toBeDefined();
+        now = Date.parse("2026-12-01T00:00:00.100Z");
+        expect(await access.settle(grant, true)).toBe(true);
+        expect(redis.cli("HGET", "tome:spent:2026-11", "m")).toBe("1");
+        // Before: the credit went to 2026-12-01's key counts, December's account having spent none.
+        expect([
+          redis.cli("HGET", "tome:use:2026-11-30", `${id}:c`),
+          redis.cli("HGET", "tome:use:2026-12-01", `${id}:c`),
+        ]).toEqual(["1", ""]);
+      } finally {
+        access.stop();
+      }
+    } finally {
+      await redis.stop();
+    }
+  });
+});
