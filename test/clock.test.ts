@@ -64,3 +64,31 @@ describe("the month's end while requests are in flight", () => {
     }
   });
 });
+
+describe("the wall clock stepped back or forward", () => {
+  test("the work share measures durations on the monotonic clock: the wall clock stepped back 10 minutes does not make a key owe 10 minutes, nor forward an hour change anything (D25)", async () => {
+    const dir = tempDir("tome-data-");
+    const a = await keyMade(dir, { name: "a", account: "a", plan: "enterprise" });
+    const b = await keyMade(dir, { name: "b", account: "b", plan: "enterprise" });
+    let now = Date.parse("2026-12-02T12:00:00Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 100, log: () => {} });
+    try {
+      const first = (await access.admit(headersOf(a.key), 1)) as Grant;
+      access.spent(first, 50); // half its share: it may go on
+      access.settle(first, true);
+      const other = (await access.admit(headersOf(b.key), 1)) as Grant; // another key is there: the share binds
+      access.settle(other, true);
+      now -= 10 * 60_000; // NTP steps the clock back
+      const back = (await access.admit(headersOf(a.key), 1)) as Grant;
+      // Before: 600 (seconds), a's bucket refilled by minus 10 minutes of its share.
+      expect(back.workWait).toBe(0);
+      access.settle(back, true);
+      now += 70 * 60_000; // a VM resumed an hour later
+      const forward = (await access.admit(headersOf(a.key), 1)) as Grant;
+      expect(forward.workWait).toBe(0);
+      access.settle(forward, true);
+    } finally {
+      await access.stop();
+    }
+  });
+});

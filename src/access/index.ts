@@ -268,7 +268,7 @@ export class Access implements Gate {
     }
     this.usage.touch(id, now);
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
-    const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, now);
+    const workWait = rateRemaining < 0 ? 0 : this.work.wait(id);
     const held =
       rateRemaining < 0 || workWait
         ? undefined
@@ -278,12 +278,12 @@ export class Access implements Gate {
 
   /** Admission's work share check again, for a request whose work starts later (D162). */
   workWait(grant: Grant): number {
-    return this.work.wait(grant.key.record.id, this.now());
+    return this.work.wait(grant.key.record.id);
   }
 
   /** What a request of the grant's key cost the server's thread, in milliseconds (WorkShare). */
   spent(grant: Grant, ms: number): void {
-    this.work.spend(grant.key.record.id, ms, this.now());
+    this.work.spend(grant.key.record.id, ms);
     this.workByPlan.add(grant.key.plan, ms);
   }
 

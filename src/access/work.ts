@@ -20,7 +20,7 @@ const MIN_SWEEP = 1024;
  */
 export class WorkShare {
   /**
-   * Per key id (or dashboard client, D82): milliseconds it may still spend, as of `at` (ms since the epoch). A bucket
+   * Per key id (or dashboard client, D82): milliseconds it may still spend, as of `at` (the monotonic clock's ms). A bucket
    * grown back full is as none, and is dropped when the map reaches `sweepAt`: a dashboard's clients are addresses,
    * as many as there are clients, which kept a bucket each for good.
    */
@@ -31,11 +31,14 @@ export class WorkShare {
   private lastAt = -Infinity;
   private otherAt = -Infinity;
 
-  /** msPerSecond 0 (or less): no limit. */
+  /**
+   * msPerSecond 0 (or less): no limit. Its times are the monotonic clock's (performance.now()), never the wall clock's:
+   * they measure durations, and a wall clock stepped back 10 minutes (NTP, a VM resumed) made a key owe 10 minutes.
+   */
   constructor(readonly msPerSecond: number) {}
 
-  /** 0 if the key may start a request now, else the whole seconds until it may. */
-  wait(keyId: string, now: number): number {
+  /** 0 if the key may start a request now (ms, the monotonic clock's), else the whole seconds until it may. */
+  wait(keyId: string, now = performance.now()): number {
     if (this.msPerSecond <= 0) return 0;
     if (keyId !== this.lastKey) {
       this.otherAt = this.lastAt;
@@ -52,7 +55,7 @@ export class WorkShare {
   }
 
   /** Takes what a request of the key cost from its bucket. */
-  spend(keyId: string, ms: number, now: number): void {
+  spend(keyId: string, ms: number, now = performance.now()): void {
     if (this.msPerSecond <= 0) return;
     let bucket = this.buckets.get(keyId);
     if (!bucket) {

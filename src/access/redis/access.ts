@@ -292,7 +292,7 @@ export class RedisAccess implements Gate {
     if (status === 1) return invalidKey(key);
     const rateRemaining = Number(reply[4]);
     const id = key.record.id;
-    const workWait = rateRemaining < 0 || status === 2 ? 0 : this.work.wait(id, r.now);
+    const workWait = rateRemaining < 0 || status === 2 ? 0 : this.work.wait(id);
     const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
     const lapsesAt = r.now + r.lease;
@@ -334,11 +334,11 @@ export class RedisAccess implements Gate {
 
   /** Admission's work share check again, for a request whose work starts later (D162). */
   workWait(grant: Grant): number {
-    return this.work.wait(grant.key.record.id, this.now());
+    return this.work.wait(grant.key.record.id);
   }
 
   spent(grant: Grant, ms: number): void {
-    this.work.spend(grant.key.record.id, ms, this.now());
+    this.work.spend(grant.key.record.id, ms);
     this.workByPlan.add(grant.key.plan, ms);
   }
 

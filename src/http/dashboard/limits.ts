@@ -48,7 +48,7 @@ const workerOf = (v: Visit) =>
 export async function charged(v: Visit, handle: () => Promise<Response>): Promise<Response> {
   const work = v.site.store.work;
   const worker = workerOf(v);
-  const wait = work.wait(worker, v.now);
+  const wait = work.wait(worker);
   if (wait)
     throw tooMany(
       "Your requests have used their share of the server's time while others are using it too (a large account's pages count for more).",
@@ -57,7 +57,7 @@ export async function charged(v: Visit, handle: () => Promise<Response>): Promis
   try {
     return await handle();
   } finally {
-    work.spend(worker, v.worked(), v.site.now());
+    work.spend(worker, v.worked());
   }
 }
 
