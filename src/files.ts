@@ -656,7 +656,9 @@ export interface LockPolicy {
  */
 function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => void, void> {
   const mine = lockText();
-  const deadline = Date.now() + (policy.patience ?? 0);
+  // A duration, on the monotonic clock: the wall clock stepped back 10 minutes made a taker wait 10 minutes more, forward
+  // an hour gave up at its second look.
+  const deadline = performance.now() + (policy.patience ?? 0);
   for (let breaks = 0; ; ) {
     try {
       createLockFile(path, `${mine}\n`);
@@ -667,7 +669,7 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       if (found instanceof Error) throw policy.unwritable(found);
       if (typeof found === "object" && "pid" in found) {
         if (found.pid === process.pid && !found.elsewhere && !policy.waitForThisProcess) return () => {};
-        if (Date.now() >= deadline) throw policy.held(found.pid, found.elsewhere);
+        if (performance.now() >= deadline) throw policy.held(found.pid, found.elsewhere);
       } else if (found !== "young") {
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;

@@ -3,9 +3,11 @@
  * (NTP correcting by minutes, a VM resumed) or forward. The access layer's clock (`now`) is moved by the test; what
  * measures a duration reads the monotonic clock, which a step of the wall clock does not move.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
+import { join } from "node:path";
 import { Access, readUsage, RedisAccess, RedisKeyStore, usagePath, type Grant } from "../src/access";
 import { startRedis } from "../bench/redis-server";
+import { lockFiles, takeLock } from "../src/files";
 import { keyMade, tempDir } from "./helpers";
 
 const headersOf = (key: string) => new Headers({ "x-api-key": key });
@@ -89,6 +91,31 @@ describe("the wall clock stepped back or forward", () => {
       access.settle(forward, true);
     } finally {
       await access.stop();
+    }
+  });
+
+  test("a lock's taker waits its patience on the monotonic clock: the wall clock stepped forward an hour does not end the wait at once (keys.json's 10 s)", () => {
+    const path = join(tempDir("tome-lock-"), "keys.json.lock");
+    const policy = {
+      held: () => new Error("held"),
+      unwritable: (err: Error) => err,
+      waitForThisProcess: true,
+    };
+    const release = takeLock(path, policy);
+    const looks = spyOn(lockFiles, "read");
+    // Stepped an hour forward right after the wait began (a VM resumed).
+    const wall = Date.now;
+    let calls = 0;
+    const clock = spyOn(Date, "now").mockImplementation(() => wall() + (calls++ ? 3_600_000 : 0));
+    try {
+      // 200 ms of patience, a look every 20 ms (LOCK_RETRY_MS): about 10 looks before it gives up.
+      expect(() => takeLock(path, { ...policy, patience: 200 })).toThrow("held");
+      // Before: given up at the second look, the deadline an hour past.
+      expect(looks.mock.calls.length).toBeGreaterThanOrEqual(5);
+    } finally {
+      clock.mockRestore();
+      looks.mockRestore();
+      release();
     }
   });
 });
