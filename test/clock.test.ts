@@ -6,6 +6,7 @@
 import { describe, expect, spyOn, test } from "bun:test";
 import { join } from "node:path";
 import { Access, readUsage, RedisAccess, RedisKeyStore, usagePath, type Grant } from "../src/access";
+import { writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
 import { lockFiles, takeLock } from "../src/files";
 import { keyMade, tempDir } from "./helpers";
@@ -116,6 +117,50 @@ describe("the wall clock stepped back or forward", () => {
       clock.mockRestore();
       looks.mockRestore();
       release();
+    }
+  });
+
+  test("a clock stepped back over the 1st stays in the month it reached: December's quota is not left for November's again, and November takes no more spending (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key, id } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
+    // November's quota spent to the last credit; December has begun.
+    writeUsage(usagePath(dir), { months: { "2026-11": { m: 5000 } }, last_used: {} });
+    let now = Date.parse("2026-12-01T00:00:30.000Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    try {
+      const december = (await access.admit(headersOf(key), 1)) as Grant;
+      access.settle(december, true);
+      now = Date.parse("2026-11-30T23:58:00.000Z"); // NTP steps it back 2.5 minutes
+      const back = (await access.admit(headersOf(key), 1)) as Grant;
+      // Before: refused (November's 5000 spent), its reset at 00:00 on the 1st again.
+      expect(back.held).toBeDefined();
+      expect(access.quota(back.key)).toMatchObject({
+        remaining: 4998,
+        reset: Date.parse("2027-01-01T00:00:00Z") / 1000,
+      });
+      access.settle(back, true);
+      await access.stop();
+      const usage = readUsage(usagePath(dir));
+      expect(usage.months).toEqual({ "2026-11": { m: 5000 }, "2026-12": { m: 2 } });
+      expect(usage.key_days?.["2026-12-01"]?.[id]).toEqual([2, 2]);
+    } finally {
+      await access.stop();
+    }
+  });
+
+  test("a clock found a day or more behind the month reached (one that was wrong, set right) is followed", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
+    let now = Date.parse("2027-03-01T00:00:30.000Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    try {
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      now = Date.parse("2026-12-02T10:00:00.000Z");
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await access.stop();
+      expect(readUsage(usagePath(dir)).months).toEqual({ "2027-03": { m: 1 }, "2026-12": { m: 1 } });
+    } finally {
+      await access.stop();
     }
   });
 });

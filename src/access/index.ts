@@ -22,7 +22,7 @@ import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
-import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
+import { monthAt, UsageLedger, usagePath, type Meter, type UtcMonth } from "./usage";
 import type { AccountStore } from "./accounts";
 import { fileAccountStore } from "./file-accounts";
 import { lockDataFolder } from "./server-lock";
@@ -120,7 +120,7 @@ export class Access implements Gate {
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
   private readonly workByPlan = new PlanTally();
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
-  private month = { name: "", start: 0, end: 0, endText: "" };
+  private month: UtcMonth = { name: "", start: 0, end: 0, endText: "" };
 
   /**
    * True when the data directory held no key store at all (checkKeyStore: "fresh"): the
@@ -266,13 +266,13 @@ export class Access implements Gate {
       const rateRemaining = this.rates.remaining(id, key.limits.rate, second);
       return readScope({ key, cost, rateRemaining, rateReset: second + 1, held: undefined, workWait: 0 });
     }
-    this.usage.touch(id, now);
+    const month = this.currentMonth(now);
+    // A clock stepped back over the 1st counts the request on the month's first day, the month it is charged to.
+    this.usage.touch(id, Math.max(now, month.start * 1000));
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id);
     const held =
-      rateRemaining < 0 || workWait
-        ? undefined
-        : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
+      rateRemaining < 0 || workWait ? undefined : this.usage.hold(key.account, month.name, cost, key.limits.quota);
     return { key, cost, rateRemaining, rateReset: second + 1, held, workWait };
   }
 
@@ -304,12 +304,8 @@ export class Access implements Gate {
     return this.workByPlan.all;
   }
 
-  private currentMonth(now: number): { name: string; end: number; endText: string } {
-    if (now < this.month.start * 1000 || now >= this.month.end * 1000) {
-      const end = monthEnd(now);
-      this.month = { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
-    }
-    return this.month;
+  private currentMonth(now: number): UtcMonth {
+    return (this.month = monthAt(this.month, now));
   }
 
   quota(key: KnownKey): QuotaState {

@@ -76,6 +76,29 @@ export function monthEnd(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
 }
 
+/** A UTC month: its name ("YYYY-MM"), its start and end (Unix seconds), and its end as X-Quota-Reset sends it. */
+export interface UtcMonth {
+  name: string;
+  start: number;
+  end: number;
+  endText: string;
+}
+
+/** How far back a clock may step over the 1st and stay in the month it had reached (monthAt). */
+const MONTH_HELD_BACK_MS = 86_400_000;
+
+/**
+ * The month a server counts `now` in, `reached` the one it counted in last: now's, except that a clock stepped back
+ * over the 1st by less than a day (NTP correcting it, a VM resumed) stays in the month reached, so that a month's
+ * quota is reset once and a month ended takes no more spending (D20). A clock found a day or more behind (one that
+ * was wrong, set right) is followed.
+ */
+export function monthAt(reached: UtcMonth, now: number): UtcMonth {
+  if (now < reached.end * 1000 && now >= reached.start * 1000 - MONTH_HELD_BACK_MS) return reached;
+  const end = monthEnd(now);
+  return { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
+}
+
 /**
  * `now`, or, when it is outside `month` ("YYYY-MM"), the month's nearest instant: the time a request held in one month
  * and answered in another (across 00:00 UTC on the 1st, or a clock stepped back over it) is charged at, so that its

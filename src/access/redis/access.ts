@@ -29,7 +29,7 @@ import {
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { dayOf, monthEnd, monthOf, monthStart, withinMonth } from "../usage";
+import { dayOf, monthAt, withinMonth, type UtcMonth } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
@@ -118,7 +118,7 @@ export class RedisAccess implements Gate {
   private readonly spentByPlan = new PlanTally();
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
   private readonly workByPlan = new PlanTally();
-  private month = { name: "", start: 0, end: 0, endText: "" };
+  private month: UtcMonth = { name: "", start: 0, end: 0, endText: "" };
   /** Whether this replica has seen the store hold a version (so keys once): one without it since has lost them. */
   private storeSeen = false;
   /** Since when (ms) the store has been found without its keys, while it is. */
@@ -250,14 +250,16 @@ export class RedisAccess implements Gate {
       holdId,
       String(lease),
       known?.version ?? "",
-      dayOf(now),
+      // A clock stepped back over the 1st counts the request on the first day of the month it is charged to.
+      dayOf(Math.max(now, month.start * 1000)),
     ];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId, lease }),
       () => {
         // Sent (an outage found before is refused above), and given up on as Redis became unreachable: it may run it
         // still, or have run it, holding credits for a request answered 503. (A command Redis refused ran nothing.)
-        if (this.redis.outage) this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(now)]);
+        if (this.redis.outage)
+          this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(Math.max(now, month.start * 1000))]);
         return UNAVAILABLE;
       },
     );
@@ -448,11 +450,7 @@ export class RedisAccess implements Gate {
     return [String(this.quotaOf(g).remaining), g.month.endText];
   }
 
-  private currentMonth(now: number): RedisGrant["month"] {
-    if (now < this.month.start * 1000 || now >= this.month.end * 1000) {
-      const end = monthEnd(now);
-      this.month = { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
-    }
-    return this.month;
+  private currentMonth(now: number): UtcMonth {
+    return (this.month = monthAt(this.month, now));
   }
 }
