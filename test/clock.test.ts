@@ -163,4 +163,35 @@ describe("the wall clock stepped back or forward", () => {
       await access.stop();
     }
   });
+
+  test("with Redis too: a replica whose clock steps back over the 1st stays in December, and counts the request on 1 December (D20)", async () => {
+    const redis = await startRedis();
+    try {
+      const store = await RedisKeyStore.open(redis.url);
+      const { key, id } = await keyMade(store, { name: "m", account: "m", plan: "free" }).finally(() => store.close());
+      redis.cli("HSET", "tome:spent:2026-11", "m", "5000");
+      let now = Date.parse("2026-12-01T00:00:30.000Z");
+      const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+      await access.start();
+      try {
+        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        now = Date.parse("2026-11-30T23:58:00.000Z");
+        const back = (await access.admit(headersOf(key), 1)) as Grant;
+        expect(back.held).toBeDefined();
+        expect(await access.settle(back, true)).toBe(true);
+        expect([redis.cli("HGET", "tome:spent:2026-11", "m"), redis.cli("HGET", "tome:spent:2026-12", "m")]).toEqual([
+          "5000",
+          "2",
+        ]);
+        expect([
+          redis.cli("HGET", "tome:use:2026-12-01", `${id}:r`),
+          redis.cli("HGET", "tome:use:2026-11-30", `${id}:r`),
+        ]).toEqual(["2", ""]);
+      } finally {
+        access.stop();
+      }
+    } finally {
+      await redis.stop();
+    }
+  });
 });
