@@ -659,6 +659,8 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
   // A duration, on the monotonic clock: the wall clock stepped back 10 minutes made a taker wait 10 minutes more, forward
   // an hour gave up at its second look.
   const deadline = performance.now() + (policy.patience ?? 0);
+  // A lock of another pid space found not renewed lately: its mtime then, and when (the monotonic clock's).
+  let unrenewed: { renewed: number; at: number } | undefined;
   for (let breaks = 0; ; ) {
     try {
       createLockFile(path, `${mine}\n`);
@@ -667,10 +669,27 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       const found = lockFound(path);
       if (found === "gone") continue;
       if (found instanceof Error) throw policy.unwritable(found);
-      if (typeof found === "object" && "pid" in found) {
+      if (typeof found === "object" && "elsewhere" in found) {
         if (found.pid === process.pid && !found.elsewhere && !policy.waitForThisProcess) return () => {};
         if (performance.now() >= deadline) throw policy.held(found.pid, found.elsewhere);
       } else if (found !== "young") {
+        // Not renewed lately by this clock: its holder gone, or a clock stepped (this machine's, by NTP or a VM resumed,
+        // which its holder's next renewal follows; or another machine's). Broken only if no renewal comes meanwhile: a
+        // live holder's is said held, as when its mtime is fresh.
+        if (found.renewed !== undefined) {
+          const now = performance.now();
+          if (unrenewed === undefined || found.renewed !== unrenewed.renewed) {
+            // Renewed since it was first seen: its holder lives.
+            if (unrenewed !== undefined && now >= deadline) throw policy.held(found.pid!, true);
+            unrenewed = { renewed: found.renewed, at: now };
+            yield LOCK_RETRY_MS;
+            continue;
+          }
+          if (now - unrenewed.at < RENEWAL_LOOK_MS) {
+            yield LOCK_RETRY_MS;
+            continue;
+          }
+        }
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;
       }
@@ -733,21 +752,44 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
  * EMPTY_LOCK_GRACE_MS; its text, to break, when its holder is gone; "gone" if it was removed meanwhile; the error if it
  * cannot be read.
  */
-function lockFound(path: string): LockHolder | "young" | "gone" | { stale: string } | Error {
+function lockFound(path: string): LockHolder | "young" | "gone" | StaleLock | Error {
   try {
     const text = lockFiles.read(path);
     if (!text.trim())
       return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
-    return lockHolder(text, () => statSync(path).mtimeMs) ?? { stale: text };
+    // Read only for a lock of another pid space, which is judged by it (lockHolder).
+    let renewed: number | undefined;
+    return (
+      lockHolder(text, () => (renewed = statSync(path).mtimeMs)) ?? {
+        stale: text,
+        ...(renewed === undefined ? {} : { renewed, pid: Number(text.trim().split(" ")[0]) }),
+      }
+    );
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : (err as Error);
   }
 }
 
+/**
+ * A lock found stale: its text, to break it; and for one of another pid space, found not renewed within LOCK_STALE_MS
+ * by this machine's clock, its mtime and its holder's id, for the second look lockSteps takes before breaking it.
+ */
+interface StaleLock {
+  stale: string;
+  renewed?: number;
+  pid?: number;
+}
+
+/**
+ * How long after a lock of another pid space is first found not renewed lately its taker looks for a renewal before
+ * breaking it: a live holder renews it every LOCK_RENEW_MS (its timer may run late on a busy thread).
+ */
+const RENEWAL_LOOK_MS = 1.5 * LOCK_RENEW_MS;
+
 /** The live holder of the lock file `path`, looked at without taking it (lockFound): none when it is free, stale or unreadable. */
 export function lockHeld(path: string): LockHolder | undefined {
   const found = lockFound(path);
-  return typeof found === "object" && "pid" in found ? found : undefined;
+  return typeof found === "object" && "elsewhere" in found ? found : undefined;
 }
 
 /** Takes the lock file `path` (lockSteps), waiting on this thread: a function that lets it go. */

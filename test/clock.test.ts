@@ -4,11 +4,12 @@
  * measures a duration reads the monotonic clock, which a step of the wall clock does not move.
  */
 import { describe, expect, spyOn, test } from "bun:test";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Access, readUsage, RedisAccess, RedisKeyStore, usagePath, type Grant } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
-import { lockFiles, takeLock } from "../src/files";
+import { LOCK_RENEW_MS, lockFiles, takeLock, takeLockAsync } from "../src/files";
 import { keyMade, tempDir } from "./helpers";
 
 const headersOf = (key: string) => new Headers({ "x-api-key": key });
@@ -192,6 +193,30 @@ describe("the wall clock stepped back or forward", () => {
       }
     } finally {
       await redis.stop();
+    }
+  });
+
+  test("a lock of another container, its holder alive, found just after the clock stepped an hour forward is held, not broken: a taker breaks it only if no renewal comes (D175)", async () => {
+    const path = join(tempDir("tome-lock-"), "server.lock");
+    // As a server in another container writes it (pid 1 there, another pid space), renewed just now.
+    const elsewhere = "1 1 00000000-0000-0000-0000-000000000000/4026531836\n";
+    writeFileSync(path, elsewhere);
+    const wall = Date.now;
+    // The machine's clock (the containers share it) stepped an hour forward; the holder's next renewal follows it.
+    const clock = spyOn(Date, "now").mockImplementation(() => wall() + 3_600_000);
+    const renew = () => utimesSync(path, Date.now() / 1000, Date.now() / 1000);
+    const renewing = setInterval(renew, LOCK_RENEW_MS);
+    try {
+      // Before: broken at the first look (renewed "an hour ago") and taken: two servers on one folder.
+      expect(
+        await takeLockAsync(path, { held: () => new Error("held"), unwritable: (err) => err }).catch(
+          (e: Error) => e.message,
+        ),
+      ).toBe("held");
+      expect(readFileSync(path, "utf8")).toBe(elsewhere);
+    } finally {
+      clearInterval(renewing);
+      clock.mockRestore();
     }
   });
 });
