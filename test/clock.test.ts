@@ -3,14 +3,27 @@
  * (NTP correcting by minutes, a VM resumed) or forward. The access layer's clock (`now`) is moved by the test; what
  * measures a duration reads the monotonic clock, which a step of the wall clock does not move.
  */
-import { describe, expect, spyOn, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Access, readUsage, RedisAccess, RedisKeyStore, usagePath, type Grant } from "../src/access";
+import {
+  Access,
+  createAccountAccess,
+  readUsage,
+  RedisAccess,
+  RedisKeyStore,
+  updateKeyFile,
+  usagePath,
+  type Grant,
+} from "../src/access";
+import { createApp } from "../src/http";
 import { writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
 import { LOCK_RENEW_MS, lockFiles, takeLock, takeLockAsync } from "../src/files";
-import { keyMade, tempDir } from "./helpers";
+import { cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
+
+// The dashboard's test builds an engine of the fixture's sample (seconds on a busy machine).
+setDefaultTimeout(60_000);
 
 const headersOf = (key: string) => new Headers({ "x-api-key": key });
 
@@ -217,6 +230,28 @@ describe("the wall clock stepped back or forward", () => {
     } finally {
       clearInterval(renewing);
       clock.mockRestore();
+    }
+  });
+
+  test("the dashboard shows the month the API charges: after a clock stepped back over the 1st, December, not November again (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const token = updateKeyFile(dir, (f) => createAccountAccess(f, "m", "free").token);
+    const { key } = await keyMade(dir, { name: "k", account: "m", plan: "free" });
+    writeUsage(usagePath(dir), { months: { "2026-11": { m: 4321 } }, last_used: {} });
+    let now = Date.parse("2026-12-01T00:00:30.000Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts() });
+    try {
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      now = Date.parse("2026-11-30T23:58:00.000Z");
+      const cookie = cookieOf(await dashboardSignIn(app, token));
+      const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
+      // Before: November's page, its 4,321 credits spent, while the API charged December.
+      expect(page).toContain("December");
+      expect(page).not.toContain("November");
+      expect(page).not.toContain("4,321");
+    } finally {
+      await access.stop();
     }
   });
 });

@@ -154,6 +154,11 @@ export interface QuotaState {
 export interface Gate {
   /** The clock (ms since the epoch). */
   readonly now: () => number;
+  /**
+   * The time usage is counted at for `now` (ms): now, or the first instant of the month the server reached when its
+   * clock stepped back over the 1st (D20: it stays in that month), so that the dashboard shows the month charged.
+   */
+  usageTime(now: number): number;
   /** D2's first checks: the key, its scope, its rate (D19), and the cost held from the quota (D20). */
   admit(headers: Headers, cost: number, needs?: Scope): Grant | Refusal | Promise<Grant | Refusal>;
   /** Whether admission now waits for a changed key store being read (the file store's, in a worker: D24). */

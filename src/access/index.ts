@@ -268,7 +268,7 @@ export class Access implements Gate {
     }
     const month = this.currentMonth(now);
     // A clock stepped back over the 1st counts the request on the month's first day, the month it is charged to.
-    this.usage.touch(id, Math.max(now, month.start * 1000));
+    this.usage.touch(id, this.usageTime(now));
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id);
     const held =
@@ -302,6 +302,10 @@ export class Access implements Gate {
 
   workCharged(): ReadonlyMap<PlanName, number> {
     return this.workByPlan.all;
+  }
+
+  usageTime(now: number): number {
+    return Math.max(now, this.currentMonth(now).start * 1000);
   }
 
   private currentMonth(now: number): UtcMonth {

@@ -193,6 +193,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
             publicUrl: options.publicUrl,
             trustedProxies: options.trustedProxies,
             now: access?.now,
+            usageTime: access && ((now) => access.usageTime(now)),
           }),
         ]
       : []),

@@ -450,6 +450,10 @@ export class RedisAccess implements Gate {
     return [String(this.quotaOf(g).remaining), g.month.endText];
   }
 
+  usageTime(now: number): number {
+    return Math.max(now, this.currentMonth(now).start * 1000);
+  }
+
   private currentMonth(now: number): UtcMonth {
     return (this.month = monthAt(this.month, now));
   }

@@ -40,7 +40,8 @@ async function viewOf(
   const { session, account } = holder(v);
   const name = session.account;
   const keys = await v.store.keysOf(name);
-  const month = monthOf(v.now);
+  const t = v.site.usageTime(v.now);
+  const month = monthOf(t);
   const usage = await v.store.usage(
     month,
     name,
@@ -49,7 +50,7 @@ async function viewOf(
   // The query is anyone's link: a key it names that is not revoked is not said to be.
   const revoked = list.revoked ? keys.find((k) => k.id === list.revoked && stateOf(k, v.now) === "revoked") : undefined;
   return {
-    ...accountViewOf(name, account!, keys, monthAt(usage, v.now), list.offset),
+    ...accountViewOf(name, account!, keys, monthAt(usage, t), list.offset),
     csrf: session.csrf,
     formId: randomToken(FORM_ID_BYTES),
     ...(revoked && {

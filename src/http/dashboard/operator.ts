@@ -30,7 +30,7 @@ const PLAN_CHANGED = "plan";
 async function accountsPage(v: Visit, after: string, extra: PageExtra = {}): Promise<string> {
   const { accounts, more } = await v.store.accountsAfter(after, ACCOUNTS_PER_PAGE);
   const names = accounts.map(([name]) => name);
-  const month = monthOf(v.now);
+  const month = monthOf(v.site.usageTime(v.now));
   const [keys, spent] = await Promise.all([
     Promise.all(names.map((n) => v.store.keysOf(n))),
     v.store.spent(month, names),

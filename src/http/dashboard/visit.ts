@@ -19,6 +19,8 @@ export interface DashboardOptions {
   /** TOME_TRUSTED_PROXIES: whose X-Forwarded-For tells the client's address (client-address.ts, D80). */
   trustedProxies?: string[];
   now?: () => number;
+  /** The time the API counts usage at for a time of `now` (Gate.usageTime): the month shown is the month charged. */
+  usageTime?: (now: number) => number;
 }
 
 /** Dashboard requests are counted in windows this long, per address and per session (D82). */
@@ -31,6 +33,7 @@ export interface Site {
   publicUrl: URL | undefined;
   trusted: ReadonlySet<string>;
   now: () => number;
+  usageTime: (now: number) => number;
   /** Requests per address and per session in the current window (limits.ts). */
   requests: WindowCounts;
 }
@@ -42,6 +45,7 @@ export function siteOf(o: DashboardOptions, adminHash: string | undefined): Site
     publicUrl: o.publicUrl ? new URL(o.publicUrl) : undefined,
     trusted: new Set((o.trustedProxies ?? []).map(normalAddress)),
     now: o.now ?? Date.now,
+    usageTime: o.usageTime ?? ((now) => now),
     requests: new WindowCounts(REQUEST_WINDOW_MS, 10_000, addressBlockFor),
   };
 }
