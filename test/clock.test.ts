@@ -254,4 +254,41 @@ describe("the wall clock stepped back or forward", () => {
       await access.stop();
     }
   });
+
+  test("how long the account store could not answer /metrics is said on the monotonic clock: never a negative outage after the clock stepped back (D200)", async () => {
+    const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0, log: () => {} });
+    const store = access.accounts();
+    let up = false;
+    const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
+    const notices: string[] = [];
+    const token = "metrics-test-token-0123456789abcdef";
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), {
+      access,
+      accounts: {
+        ...store,
+        failures: (name, fail, now) => (up ? store.failures(name, fail, now) : down()),
+        remember: (name, now) => (up ? store.remember(name, now) : down()),
+        known: (name, now) => (up ? store.known(name, now) : down()),
+      },
+      adminToken: token,
+      notice: (line) => notices.push(line),
+    });
+    const scrape = () =>
+      app.handle(new Request("http://tome/metrics", { headers: { authorization: `Bearer ${token}` } }));
+    const wall = Date.now;
+    try {
+      expect((await scrape()).status).toBe(200); // counted in memory: the store failed
+      const clock = spyOn(Date, "now").mockImplementation(() => wall() - 600_000);
+      up = true;
+      try {
+        expect((await scrape()).status).toBe(200);
+      } finally {
+        clock.mockRestore();
+      }
+      // Before: "(after -600.0 s)".
+      expect(notices[1]).toMatch(/^\/metrics: the account store answers again \(after \d+\.\d s\)/);
+    } finally {
+      app.close();
+    }
+  });
 });

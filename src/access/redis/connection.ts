@@ -199,6 +199,8 @@ export function outageSaid(reason: string): string {
 export interface Outage {
   /** When Redis was first found unreachable (ms since the epoch). */
   since: number;
+  /** The same moment on the monotonic clock (performance.now()), for how long it lasted: a date's difference is not one (D200). */
+  began: number;
   reason: string;
 }
 
@@ -381,7 +383,7 @@ export class RedisConnection {
   private fail(reason: string): void {
     if (this.closed) return;
     if (!this.outage) {
-      this.outage = { since: Date.now(), reason };
+      this.outage = { since: Date.now(), began: performance.now(), reason };
       this.log(
         `Redis at ${this.address} is unreachable (${reason}): requests that need a key get 503 until it answers again.`,
       );
@@ -411,7 +413,7 @@ export class RedisConnection {
         }
         throw err;
       }
-      const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";
+      const down = this.outage ? ((performance.now() - this.outage.began) / 1000).toFixed(1) : "0";
       this.outage = undefined;
       clearInterval(this.probe);
       this.probe = undefined;

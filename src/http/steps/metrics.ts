@@ -115,7 +115,7 @@ function orInMemory(store: SignInCounts, notice: (line: string) => void): SignIn
       (value) => {
         if (failingSince !== undefined) {
           notice(
-            `/metrics: the account store answers again (after ${((Date.now() - failingSince) / 1000).toFixed(1)} s): wrong admin tokens are counted in it again.`,
+            `/metrics: the account store answers again (after ${((performance.now() - failingSince) / 1000).toFixed(1)} s): wrong admin tokens are counted in it again.`,
           );
           failingSince = undefined;
         }
@@ -123,7 +123,7 @@ function orInMemory(store: SignInCounts, notice: (line: string) => void): SignIn
       },
       (err) => {
         if (failingSince === undefined) {
-          failingSince = Date.now();
+          failingSince = performance.now();
           notice(
             `/metrics: the account store cannot answer (${(err as Error)?.message ?? err}): wrong admin tokens are counted in this server's memory until it answers again.`,
           );
