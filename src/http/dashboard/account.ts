@@ -177,8 +177,9 @@ async function ownKey(v: Visit): Promise<KeyRecord> {
 
 export async function confirmRevoke(v: Visit): Promise<Response> {
   const own = await ownKey(v);
-  const usage = await v.store.usage(monthOf(v.now), own.account, [own.id]);
-  const key = keyRowsOf([own], monthAt(usage, v.now))[0]!;
+  const t = v.site.usageTime(v.now);
+  const usage = await v.store.usage(monthOf(t), own.account, [own.id]);
+  const key = keyRowsOf([own], monthAt(usage, t))[0]!;
   return respond(v, 200, revokePage({ account: own.account, csrf: holder(v).session.csrf, key }));
 }
 
