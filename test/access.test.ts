@@ -1122,6 +1122,8 @@ describe("usage on disk", () => {
   });
 
   test("D130: one save at a time; counts made while one is written, or lost by a failed write, are in the next; stop waits for the save under way", async () => {
+    // This month: a hold of another month counts its key's day within that month (D20), not today.
+    const month = monthOf(Date.now());
     const path = usagePath(tempDir("tome-data-"));
     // The file's texts as written, and each write's end, held by the test.
     const texts: string[] = [];
@@ -1136,13 +1138,13 @@ describe("usage on disk", () => {
       (line) => said.push(line),
     );
     const spend = (n: number) => {
-      for (let i = 0; i < n; i++) ledger.settle(ledger.hold("a", "2026-11", 1, 100)!, 1, true, "key_test", Date.now());
+      for (let i = 0; i < n; i++) ledger.settle(ledger.hold("a", month, 1, 100)!, 1, true, "key_test", Date.now());
     };
     const saved = (text: string) => (JSON.parse(text) as { months: Record<string, Record<string, number>> }).months;
     spend(2);
     const first = ledger.flush();
     // The text is made at once (the counts as they were), and its writing not waited for.
-    expect(texts.map(saved)).toEqual([{ "2026-11": { a: 2 } }]);
+    expect(texts.map(saved)).toEqual([{ [month]: { a: 2 } }]);
     spend(3);
     const second = ledger.flush();
     await Bun.sleep(0);
@@ -1151,14 +1153,14 @@ describe("usage on disk", () => {
     ends[0]!.resolve();
     await first;
     await Bun.sleep(0);
-    expect(texts.map(saved)).toEqual([{ "2026-11": { a: 2 } }, { "2026-11": { a: 5 } }]);
+    expect(texts.map(saved)).toEqual([{ [month]: { a: 2 } }, { [month]: { a: 5 } }]);
     // That write fails (a full disk): the counts stay, and the next save writes all of them.
     spend(1);
     ends[1]!.reject(new Error("ENOSPC: no space left on device"));
     await second;
     expect(said).toEqual([expect.stringContaining("ENOSPC: no space left on device")]);
     const third = ledger.flush();
-    expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 6 } });
+    expect(texts.map(saved).at(-1)).toEqual({ [month]: { a: 6 } });
     expect(JSON.parse(texts.at(-1)!).key_days[dayOf(Date.now())].key_test).toEqual([0, 6]);
     // A graceful stop while a save is written: it waits for it, then saves what came after.
     spend(1);
@@ -1168,7 +1170,7 @@ describe("usage on disk", () => {
     ends[2]!.resolve();
     await third;
     await Bun.sleep(0);
-    expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 7 } });
+    expect(texts.map(saved).at(-1)).toEqual({ [month]: { a: 7 } });
     ends[3]!.resolve();
     await last;
   });
