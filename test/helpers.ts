@@ -303,10 +303,33 @@ export async function keyTool(
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const { main } = await import("../src/cli/keys");
+  return inProcess(main, typeof dataDir === "string" ? { TOME_DATA: dataDir } : dataDir, args);
+}
+
+/**
+ * `bun run start` (src/cli/start.ts' main) in this process, with these variables over this process's environment, for
+ * a start that is refused before it serves (a damaged key store, a data folder it cannot use): its exit code and what
+ * it says, as keyTool gives the key tool's, without a process of its own (about a CPU-second each: it loads the
+ * server). A start that is not refused would serve here: a test of one runs it (startServer), as does a test of what
+ * the process prints beyond its refusal (this gives what start says through its io: its notes and its refusal).
+ */
+export async function startTool(
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import("../src/cli/start");
+  return inProcess(main, env, []);
+}
+
+/** A command's main run in this process with an io of its own (keyTool, startTool). */
+async function inProcess(
+  main: (args: string[], io: CommandIo) => Promise<void>,
+  env: Record<string, string>,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   const io: CommandIo = {
-    env: { ...process.env, PORT: "0", ...(typeof dataDir === "string" ? { TOME_DATA: dataDir } : dataDir) },
+    env: { ...process.env, PORT: "0", ...env },
     log: (line) => void (stdout += `${line}\n`),
     error: (line) => void (stderr += `${line}\n`),
     out: (text) => void (stdout += text),

@@ -9,7 +9,7 @@
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
-import { mainOf } from "./main";
+import { type CommandIo, mainOf, PROCESS_IO } from "./main";
 import { NEW_KEY_COMMAND, settingsHelp, settingsReadBy, SNAPSHOT_DIR } from "./config";
 import { commandLine, inExecutable } from "../invocation";
 import { noArgs } from "./args";
@@ -30,14 +30,17 @@ ${settingsHelp(settingsReadBy("start"))}
 Make another key with: ${NEW_KEY_COMMAND}
 `;
 
-/** The command, on its arguments (what follows its name). */
-export async function main(args: string[]): Promise<void> {
+/**
+ * The command, on its arguments (what follows its name). `io` (the process's own by default) is where its settings
+ * come from and its refusals go: test/helpers.ts' startTool runs a start that is refused in the test's process.
+ */
+export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<void> {
   noArgs("start", args, HELP, `its settings are environment variables, e.g. PORT=8081 ${commandLine("start")}`);
   await mainOf(
     "start",
     // The server, the engine and the build are loaded once the arguments are read: --help loads none of them.
     async (config) => (await import("./start-serve")).serveFromConfig(config),
-    { fixedFolder: SNAPSHOT_DIR },
+    { fixedFolder: SNAPSHOT_DIR, io },
   );
 }
 
