@@ -35,6 +35,7 @@ import {
   SQUAD,
   START,
   startServer,
+  startTool,
   tempDir,
   writeFormat1,
 } from "./helpers";
@@ -400,7 +401,8 @@ describe("start: where it listens", () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
     const first = await serverWithoutHost();
     const port = new URL(first.url).port;
-    const second = await startOnce({ TOME_SNAPSHOT: snapshot, PORT: port });
+    // In this process (startTool): the port is held by the server's process all the same.
+    const second = await startTool({ TOME_DATA: tempDir("tome-data-"), TOME_SNAPSHOT: snapshot, PORT: port });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`port ${port} is already in use`);
     expect(second.stderr).toContain("PORT=");
@@ -462,7 +464,9 @@ describe("start: where it listens", () => {
 
   test("a HOST that is not an address of this machine is refused, exit 2", async () => {
     for (const host of ["no such host", "192.0.2.1"]) {
-      const { code, stderr } = await startOnce({
+      // In this process (startTool): HOST is read and refused before anything is opened or listened on.
+      const { code, stderr } = await startTool({
+        TOME_DATA: tempDir("tome-data-"),
         TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }),
         HOST: host,
         PORT: "0",
