@@ -23,10 +23,11 @@ import {
   EN_2016,
   FORM,
   keyMade,
+  keyTool,
   ROOT,
-  runToExit,
   snapshotFor,
   startServer,
+  startTool,
   tempDir,
   type ServerProcess,
 } from "./helpers";
@@ -163,6 +164,12 @@ async function revoke(page: Page, name: string): Promise<void> {
   ]);
 }
 
+/**
+ * TOME_SEARCH_WORKERS for a server asked for no search (D101, 0: searches on the request thread): each search thread
+ * costs a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot). The replicas, searched, keep theirs.
+ */
+const NO_SEARCH_THREADS = "0";
+
 const search = (base: string, key: string) =>
   fetch(`${base}/v1/search?q=anarchism`, { headers: { "X-API-Key": key } }).then(async (r) => {
     await r.arrayBuffer();
@@ -175,12 +182,12 @@ async function cookieHeader(page: Page): Promise<string> {
   return cookies.map((c) => `${c.name}=${c.value}`).join("; ");
 }
 
-/** An account made in the Redis store at `env.TOME_REDIS_URL` by the key tool (`keys account create --json`): its dashboard token. */
+/**
+ * An account made in the Redis store at `env.TOME_REDIS_URL` by the key tool (`keys account create --json`, its main
+ * run in this process: keyTool): its dashboard token.
+ */
 async function issueRedisToken(env: Record<string, string>, account: string, plan: string): Promise<string> {
-  const r = await runToExit(
-    ["bun", join(ROOT, "src/cli/keys.ts"), "account", "create", "--account", account, "--plan", plan, "--json"],
-    env,
-  );
+  const r = await keyTool(env, "account", "create", "--account", account, "--plan", plan, "--json");
   if (r.code !== 0) throw new Error(r.stderr);
   const made = JSON.parse(r.stdout);
   expect(made).toEqual({
@@ -902,6 +909,7 @@ describe("a store of 50,000 keys (D81)", () => {
       TOME_DATA: data,
       TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
       TOME_ADMIN_TOKEN: ADMIN_TOKEN,
+      TOME_SEARCH_WORKERS: NO_SEARCH_THREADS,
     });
   });
   afterAll(async () => {
@@ -1044,6 +1052,7 @@ describe("dashboard requests are limited and charged (D82)", () => {
       TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
       // A share of 1 ms a second: a few dashboard requests use it up while a key uses the server too.
       TOME_KEY_MS_PER_SECOND: "1",
+      TOME_SEARCH_WORKERS: NO_SEARCH_THREADS,
     });
   });
   afterAll(async () => {
@@ -1746,10 +1755,8 @@ describe("in process (app.handle), a second app", () => {
 });
 
 test("TOME_PUBLIC_URL must be an http(s) URL: start says so and stops", async () => {
-  const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], {
-    TOME_PUBLIC_URL: "tome.example.com",
-    TOME_DATA: tempDir("tome-dash-"),
-  });
+  // start's main in this process (startTool): the settings are read, and refused, before anything is opened.
+  const r = await startTool({ TOME_PUBLIC_URL: "tome.example.com", TOME_DATA: tempDir("tome-dash-") });
   expect([r.code, r.stderr.trim()]).toEqual([
     2,
     'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".',

@@ -37,10 +37,18 @@ import {
   snapshotFor,
   SQUAD,
   START,
-  startServer,
+  startServer as startPooledServer,
   startTool,
   tempDir,
 } from "./helpers";
+
+/**
+ * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread): this file's
+ * servers are asked for no search, lucky or MCP search, and each search thread costs a server's start about 1.2 CPU-s
+ * (it loads the engine and opens the snapshot: 5.0 CPU-s with two, as on a 2-core CI, 2.6 with none).
+ */
+const startServer = (env: Record<string, string>, timeoutMs?: number) =>
+  startPooledServer({ TOME_SEARCH_WORKERS: "0", ...env }, timeoutMs);
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
