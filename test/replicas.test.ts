@@ -22,6 +22,10 @@ const env = {
   PORT: String(ports.PORT),
   REDIS_PORT: String(ports.REDIS_PORT),
   REPLICA_PORTS: ports.REPLICA_PORTS,
+  // The replicas take it from the script's environment: no search threads (D101, 0: searches on the request thread),
+  // as this test asks for no search; each thread costs a replica's start about 1.2 CPU-s (it loads the engine and opens
+  // the snapshot).
+  TOME_SEARCH_WORKERS: "0",
 };
 const script = join(ROOT, "deploy/replicas.sh");
 
