@@ -31,10 +31,18 @@ import {
   runToExit,
   type ServerProcess,
   snapshotFor,
-  startServer,
+  startServer as startPooledServer,
   tempDir,
 } from "./helpers";
 import { startRedis, type RedisServer } from "../bench/redis-server";
+
+/**
+ * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread): this file's
+ * servers are asked for no search, lucky or MCP search, and each search thread costs a server's start about 1.2 CPU-s
+ * (it loads the engine and opens the snapshot: 5.0 CPU-s with two, as on a 2-core CI, 2.6 with none).
+ */
+const startServer = (env: Record<string, string>, timeoutMs?: number) =>
+  startPooledServer({ TOME_SEARCH_WORKERS: "0", ...env }, timeoutMs);
 
 setDefaultTimeout(60_000);
 
