@@ -54,6 +54,13 @@ import { intro, type PageCandidate, type Ranking } from "./stages/candidate";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
+/** A hit as Engine.ranked() gives it: what search() formats. */
+export interface RankedHit {
+  pageId: number;
+  chunk: number;
+  score: number;
+}
+
 export class Engine {
   readonly lang: string;
   private readonly catalog: Catalog;
@@ -165,20 +172,11 @@ export class Engine {
 
   /** Searches the chunks (D6–D9); a bad argument is a TypeError or RangeError naming it (checkSearch). */
   search(q: string, options: SearchOptions = {}): SearchResult {
-    this.usable();
-    checkSearch(q, options);
     const started = performance.now();
-    const limit = options.limit ?? DEFAULTS.limit;
-    const offset = options.offset ?? DEFAULTS.offset;
-    const query = parseQuery(q, this.lang);
-    this.stages.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
-    const { hits, total } = this.withScratch(() => {
-      const ranked = this.rank(query, offset, offset + limit, options);
-      const window = ranked.pages.slice(offset, offset + limit);
-      const format = hitFormatter(this.stages, query, options, ranked.ideal);
-      return { hits: window.map((p) => format(p.page, p.best, p.group)), total: ranked.total };
+    const { hits, total, work } = this.window(q, options, started, (query, ideal) => {
+      const format = hitFormatter(this.stages, query, options, ideal);
+      return (p) => format(p.page, p.best, p.group);
     });
-    const work = this.workDone();
     return {
       hits,
       estimatedTotalHits: total,
@@ -186,6 +184,41 @@ export class Engine {
       timedOut: work.cutOff,
       work,
     };
+  }
+
+  /**
+   * The window search() answers, each hit its page id, chunk and score only: ranked the same way, neither cropped nor
+   * highlighted. For a test that checks one ranking against another: an oracle asked for every page of a query
+   * (test/windows.test.ts) spent most of its time formatting thousands of hits it compares by these three.
+   */
+  ranked(q: string, options: SearchOptions = {}): { hits: RankedHit[]; work: SearchWork } {
+    const { hits, work } = this.window(q, options, performance.now(), () => (p) => ({
+      pageId: this.catalog.pages.shown(p.page).pageId,
+      chunk: p.best.chunk - this.catalog.firstChunk[p.page]!,
+      score: p.best.score,
+    }));
+    return { hits, work };
+  }
+
+  /** The pages of a search's window [offset, offset + limit), each made a hit by `shape`, its query's total and its work. */
+  private window<T>(
+    q: string,
+    options: SearchOptions,
+    started: number,
+    shape: (query: ParsedQuery, ideal: number) => (p: PageCandidate) => T,
+  ): { hits: T[]; total: number; work: SearchWork } {
+    this.usable();
+    checkSearch(q, options);
+    const limit = options.limit ?? DEFAULTS.limit;
+    const offset = options.offset ?? DEFAULTS.offset;
+    const query = parseQuery(q, this.lang);
+    this.stages.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
+    const { hits, total } = this.withScratch(() => {
+      const ranked = this.rank(query, offset, offset + limit, options);
+      const window = ranked.pages.slice(offset, offset + limit);
+      return { hits: window.map(shape(query, ranked.ideal)), total: ranked.total };
+    });
+    return { hits, total, work: this.workDone() };
   }
 
   /**
