@@ -30,6 +30,7 @@ import {
   format1Page,
   ingested,
   refused,
+  snapshotFor,
   tempDir,
   writeSnapshot,
 } from "./helpers";
@@ -291,11 +292,15 @@ describe("snapshot file (format 2)", () => {
     const dir = tempDir();
     // builtAt's file of the same dump, built at its default time: the one the tests share, not built again.
     await copyOfBuilt(join(dir, "a.tome"));
-    const a = readSnapshotMeta(join(dir, "a.tome")).contentHash;
-    const b = (await builtAt(join(dir, "b.tome"), new Date())).meta.contentHash;
-    const c = (await builtAt(join(dir, "c.tome"), new Date(), 80)).meta.contentHash;
-    expect(b).toBe(a);
-    expect(c).not.toBe(a);
+    const a = readSnapshotMeta(join(dir, "a.tome"));
+    // The same dump built at another time: the snapshot the test files share (built once per test run, now), not
+    // built again here; and another content, the same dump cut into 120-word chunks, shared as well.
+    const b = readSnapshotMeta(await snapshotFor({ dumps: [EN_2016] }));
+    const c = readSnapshotMeta(await snapshotFor({ dumps: [EN_2016], chunkWords: 120 }));
+    expect(b.createdAt).not.toBe(a.createdAt);
+    expect(b.contentHash).toBe(a.contentHash);
+    expect(c.chunkWords).toBe(120);
+    expect(c.contentHash).not.toBe(a.contentHash);
   });
 
   test("a truncated file is refused at open, with what to do", async () => {
@@ -448,7 +453,9 @@ describe("snapshot file (format 2)", () => {
   test("writing over an existing snapshot replaces it whole; an unwritable place is a SnapshotError", async () => {
     const dir = tempDir();
     const path = join(dir, "s.tome");
-    await builtAt(path, new Date(), 80);
+    // A snapshot of another chunk size there first (the test files' shared one, copied: any snapshot will do).
+    copyFileSync(await snapshotFor({ dumps: [EN_2016], chunkWords: 120 }), path);
+    expect(readSnapshotMeta(path).chunkWords).toBe(120);
     await builtAt(path);
     expect(openSnapshot(path).meta.chunkWords).toBe(300);
     expect(readdirSync(dir)).toEqual(["s.tome"]);
