@@ -2,7 +2,7 @@
  * /v1/pdf (api.md 4.6): headers, errors, the document as pdfinfo and pdftotext read it, links,
  * and the server answering while a long article renders. Real snapshots of the shared dumps.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, jest, setDefaultTimeout, spyOn, test } from "bun:test";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
 import * as hb from "harfbuzzjs";
@@ -555,6 +555,32 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(readUsage(usagePath(dir)).months).toEqual({});
     } finally {
       await running.stop();
+    }
+  });
+
+  test("a render past its time limit (a loaded machine) is 503 service_unavailable with Retry-After, logged, not 500", async () => {
+    // At a load average of 50 the renderer's thread (10 nice steps below the others, D143) got too little of a core to
+    // start and render within its limit, and the route answered 500 PDF generation failed. The renderer's clock is the
+    // test's (fake timers), so that how long a render takes here does not matter: its limit passes while it renders.
+    const limit = 1000;
+    const slow = new PdfRenderer({ timeoutMs: limit });
+    const logged: unknown[] = [];
+    const app = createApp(en, { pdf: slow, logError: (e) => logged.push(e) });
+    jest.useFakeTimers();
+    try {
+      const answer = app.handle(new Request("http://localhost/v1/pdf/39"));
+      while (!slow.load().rendering) await Bun.sleep(0);
+      jest.advanceTimersByTime(limit + 1);
+      const r = await answer;
+      const body = (await r.json()) as { error: string; message: string; retry_after: number };
+      expect([r.status, body.error]).toEqual([503, "service_unavailable"]);
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(body.retry_after).toBe(Number(r.headers.get("retry-after")));
+      expect(body.message).toContain(`within its time limit of ${limit / 1000} s`);
+      expect(String(logged[0])).toContain(`rendering took longer than ${limit} ms`);
+    } finally {
+      jest.useRealTimers();
+      slow.close();
     }
   });
 });

@@ -10,6 +10,7 @@ export {
   PdfBusyError,
   PdfError,
   PdfRenderer,
+  PdfTimeoutError,
   type PdfRendererOptions,
   type PdfStats,
   type RenderRequest,

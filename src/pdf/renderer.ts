@@ -33,6 +33,21 @@ export class PdfBusyError extends PdfError {
   }
 }
 
+/**
+ * The render did not finish within its time limit, counted from its start (the worker's start too, when it starts one):
+ * on a loaded machine the renderer's thread, below the request thread (D143), gets too little of a core. Not a fault of
+ * the article's (D182 bounds a render to a few seconds on a core): try again after retryAfter seconds.
+ */
+export class PdfTimeoutError extends PdfError {
+  constructor(
+    readonly limitMs: number,
+    readonly retryAfter: number,
+  ) {
+    super(`rendering took longer than ${limitMs} ms`);
+    this.name = "PdfTimeoutError";
+  }
+}
+
 /** The request left before its PDF was ready. */
 export class PdfAbortedError extends PdfError {
   /** Whether its render was under way when it left: work was spent for it (D26). */
@@ -273,7 +288,7 @@ export class PdfRenderer {
       slot.worker ??= this.startWorker(slot);
       // The worker may be stuck: stop it, and start afresh on the next job.
       slot.timer = setTimeout(
-        () => this.stopSlot(slot, new PdfError(`rendering took longer than ${this.timeoutMs} ms`)),
+        () => this.stopSlot(slot, new PdfTimeoutError(this.timeoutMs, this.suggestedWait())),
         this.timeoutMs,
       );
       slot.worker.postMessage({ article: job.article, render: slot.render });

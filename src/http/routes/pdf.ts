@@ -10,6 +10,7 @@ import {
   PdfBusyError,
   type PdfArticle,
   type PdfRenderService,
+  PdfTimeoutError,
 } from "../../pdf";
 import type { ApiContext } from "../context";
 import {
@@ -88,6 +89,8 @@ export const pdfRoutes = (
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();
         logError(err);
+        // Past the render's time limit: the machine is loaded, not the article at fault (D26); a 503, as a full queue.
+        if (err instanceof PdfTimeoutError) throw late(err.limitMs, err.retryAfter);
         throw apiError(ERRORS.pdfFailed);
       }
       // The client left as it was made: never delivered, not charged (the PDF is kept for next time).
@@ -124,7 +127,7 @@ export const pdfRoutes = (
       ...PDF_FAULT,
       503: described(
         UnavailableBody,
-        "`service_unavailable`: too many PDFs are being rendered, the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
+        "`service_unavailable`: too many PDFs are being rendered or the PDF was not rendered within its time limit (a loaded server), the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
         {
           headers: RETRY_HEADERS,
           examples: {
@@ -177,6 +180,14 @@ const busy = (retryAfter: number) =>
     ERRORS.serviceUnavailable,
     retryAfter,
     `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
+  );
+
+/** The render did not finish within its time limit (a loaded machine): 503, with when to come back; nothing is charged. */
+const late = (limitMs: number, retryAfter: number) =>
+  retryLater(
+    ERRORS.serviceUnavailable,
+    retryAfter,
+    `The PDF was not rendered within its time limit of ${limitMs / 1000} s, as the server is loaded; nothing was charged. Retry after ${retryAfter} s.`,
   );
 
 /** An answer for a client that has gone (499, as nginx logs it): never delivered, a 4xx, never charged (D20, D26). */
