@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -18,7 +19,7 @@ import {
   writeSync,
   type Stats,
 } from "node:fs";
-import { mkdir, readlink, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readlink, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { printableName } from "./printable";
 
@@ -52,47 +53,81 @@ const MAX_LINKS = 40;
 const tooManyLinks = (path: string) =>
   Object.assign(new Error(`ELOOP: too many symbolic links encountered, '${path}'`), { code: "ELOOP" });
 
-/** The next step of a link at `at`, or undefined where `at` is no link (or nothing: a link's target not made yet). */
-function nextLink(at: string, target: () => string): string | undefined {
-  try {
-    return resolve(dirname(at), target());
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EINVAL" || code === "ENOENT") return undefined;
-    throw err;
-  }
+/** Where a write to a path lands (writtenPath). */
+interface Landing {
+  /** The file written: the path itself, or the file a symbolic link there leads to. */
+  target: string;
+  /** Whether a link was followed to reach it. */
+  linked: boolean;
+  /** Whether target is there now. */
+  found: boolean;
 }
+
+/** A file system call the walk to a write's landing needs (landing), made by the caller's way: here, or off the thread. */
+type Look = { call: "readlink" | "realpath"; path: string };
+/** What it found: the link's text or the real path, or why there is none (EINVAL: no link; ENOENT: nothing there). */
+type Found = string | { code: "EINVAL" | "ENOENT" };
 
 /**
- * Where a write to `path` lands: the file a symbolic link there leads to (through links to links, made if it is not
- * there yet), else `path`. A rename onto the link itself replaced it with a plain file, and the operator's link (to a
- * disk that is backed up, a volume) was lost at the first save of keys.json or usage.json.
+ * Where a write to `path` lands: the file a symbolic link there leads to (through links to links), else `path`. A
+ * rename onto the link itself replaced it with a plain file, and the operator's link (to a disk that is backed up, a
+ * volume) was lost at the first save of keys.json or usage.json. A link's target is what the kernel makes of it:
+ * realpath when it is there; for a link to nothing, each relative link taken from the real path of its own folder
+ * (a `..` in it climbs out of the folder as it is on disk, not out of the path as written: TOME_DATA=/srv/tome, a link
+ * to /mnt/disk/tome, and keys.json -> ../secrets/keys.json is /mnt/disk/secrets/keys.json, not /srv/secrets/…).
  */
-function writtenPath(path: string): string {
+function* landing(path: string): Generator<Look, Landing, Found> {
+  const first = yield { call: "readlink", path };
+  if (typeof first !== "string") return { target: path, linked: false, found: first.code === "EINVAL" };
+  const real = yield { call: "realpath", path };
+  if (typeof real === "string") return { target: real, linked: true, found: true };
+  // A link to nothing (or to a link to nothing): walked by hand.
   let at = path;
-  for (let hops = 0; hops <= MAX_LINKS; hops++) {
-    const next = nextLink(at, () => readlinkSync(at));
-    if (next === undefined) return at;
-    at = next;
+  let link: Found = first;
+  for (let hops = 1; hops <= MAX_LINKS; hops++) {
+    const folder = yield { call: "realpath", path: dirname(at) };
+    // Its folder was there a moment ago (the link was read in it): gone meanwhile, the link leads nowhere.
+    if (typeof folder !== "string") return { target: resolve(dirname(at), link), linked: true, found: false };
+    at = resolve(folder, link);
+    link = yield { call: "readlink", path: at };
+    if (typeof link !== "string") return { target: at, linked: true, found: link.code === "EINVAL" };
   }
   throw tooManyLinks(path);
 }
 
-/** writtenPath off the calling thread. */
-async function writtenPathAsync(path: string): Promise<string> {
-  let at = path;
-  for (let hops = 0; hops <= MAX_LINKS; hops++) {
-    let link: string;
+/** A refusal that only says there is nothing to find (see Found); any other is thrown. */
+function absent(err: unknown): Found {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EINVAL" || code === "ENOENT") return { code };
+  throw err;
+}
+
+/** landing(path), its calls made here. */
+function writtenPath(path: string): Landing {
+  const walk = landing(path);
+  let step = walk.next();
+  while (!step.done) {
+    const { call, path: at } = step.value;
+    let found: Found;
     try {
-      link = await readlink(at);
+      found = call === "readlink" ? readlinkSync(at) : realpathSync.native(at);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EINVAL" || code === "ENOENT") return at;
-      throw err;
+      found = absent(err);
     }
-    at = resolve(dirname(at), link);
+    step = walk.next(found);
   }
-  throw tooManyLinks(path);
+  return step.value;
+}
+
+/** landing(path), its calls made off the calling thread. */
+async function writtenPathAsync(path: string): Promise<Landing> {
+  const walk = landing(path);
+  let step = walk.next();
+  while (!step.done) {
+    const { call, path: at } = step.value;
+    step = walk.next(await (call === "readlink" ? readlink(at) : realpath(at)).catch(absent));
+  }
+  return step.value;
 }
 
 /**
@@ -103,9 +138,9 @@ async function writtenPathAsync(path: string): Promise<string> {
 export function atomicWrite(path: string, bytes: Uint8Array | string, options: AtomicWriteOptions = {}): void {
   const { mode = 0o644, durable = true } = options;
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-  let target = path;
+  let target: string;
   try {
-    target = writtenPath(path);
+    ({ target } = writtenPath(path));
   } catch (err) {
     throw writeFailed(path, err);
   }
@@ -150,7 +185,12 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
  * one. Two at once to one path must not be: their temporary files would be one.
  */
 export async function atomicWriteAsync(path: string, bytes: Uint8Array | string, mode = 0o644): Promise<void> {
-  const target = await writtenPathAsync(path);
+  let target: string;
+  try {
+    ({ target } = await writtenPathAsync(path));
+  } catch (err) {
+    throw writeFailed(path, err);
+  }
   const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
   try {
     try {
@@ -401,7 +441,7 @@ export function clearDeadWrites(path: string): string[] {
   // Beside the file a link at `path` leads to too: atomicWrite writes its temporary file there.
   let target = path;
   try {
-    target = writtenPath(path);
+    target = writtenPath(path).target;
   } catch {}
   return [...new Set([path, target])].flatMap((at) => {
     const prefix = `.${basename(at)}.`;

@@ -756,6 +756,36 @@ describe("usage on disk", () => {
     expect(readdirSync(kept).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 
+  test("links are followed as the kernel follows them: in a data folder reached through a link, keys.json -> ../secrets/keys.json is written where it is read (D190)", async () => {
+    // TOME_DATA=/srv/tome, a link to /mnt/disk/tome, whose keys.json and usage.json lead to ../secrets/: the `..` climbs
+    // out of /mnt/disk/tome, as the kernel reads it, not out of /srv/tome (the writes went to /srv/secrets, made).
+    const root = tempDir("tome-root-");
+    const real = join(root, "mnt", "disk", "tome");
+    const secrets = join(root, "mnt", "disk", "secrets");
+    mkdirSync(real, { recursive: true });
+    mkdirSync(secrets, { recursive: true });
+    mkdirSync(join(root, "srv"));
+    const data = join(root, "srv", "tome");
+    fs.symlinkSync(real, data);
+    const { key } = updateKeyFile(secrets, (f) =>
+      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    writeUsage(usagePath(secrets), { months: { [monthOf(Date.now())]: { acct: 7 } }, last_used: {} });
+    fs.symlinkSync(join("..", "secrets", "keys.json"), keysPath(real));
+    fs.symlinkSync(join("..", "secrets", "usage.json"), usagePath(real));
+    const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: () => {} });
+    access.start();
+    access.settle(access.admit(new Headers({ "X-API-Key": key }), 1) as Grant, true);
+    await access.stop();
+    updateKeyFile(data, (f) =>
+      createKey(f, { name: "k2", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    expect(existsSync(join(root, "srv", "secrets"))).toBe(false);
+    expect(readUsage(usagePath(data)).months[monthOf(Date.now())]).toEqual({ acct: 8 });
+    expect(readKeyFile(keysPath(data)).keys.map((k) => k.name)).toEqual(["k", "k2"]);
+    for (const path of [usagePath(real), keysPath(real)]) expect(fs.lstatSync(path).isSymbolicLink()).toBe(true);
+  });
+
   test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
     const path = usagePath(tempDir("tome-data-"));
     // usage.json cannot be written (made a directory, a read-only file); the journal beside it can.
