@@ -130,6 +130,32 @@ async function writtenPathAsync(path: string): Promise<Landing> {
   return step.value;
 }
 
+/** The file a symbolic link at `path` leads to when that is not there (a volume not mounted?); else undefined. */
+export function linkToNothing(path: string): string | undefined {
+  try {
+    const { target, linked, found } = writtenPath(path);
+    return linked && !found ? target : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A link at `path` that leads to `target`, not there, said one way (the start's refusal, a write's). */
+export const leadsNowhere = (path: string, target: string): string =>
+  `${printableName(path)} is a link to ${printableName(target)}, which is not there (a volume not mounted?)`;
+
+/**
+ * A write through a link at `path` to `target`, whose folder is not there: refused, not made (a usage.json linked to a
+ * volume not mounted had its folders made on the root disk, and the counts written there).
+ */
+const linkLeadsNowhere = (path: string, target: string) =>
+  Object.assign(
+    new Error(
+      `${leadsNowhere(path, target)}: its folder ${printableName(dirname(target))} is missing, and no folder is made through a link.`,
+    ),
+    { code: "ENOENT", path },
+  );
+
 /**
  * Writes to a temporary file beside the target, then renames it into place: a crash at any
  * moment leaves either the old file or the new one, never a broken one. A symbolic link at `path` is written through
@@ -139,8 +165,9 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
   const { mode = 0o644, durable = true } = options;
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   let target: string;
+  let linked: boolean;
   try {
-    ({ target } = writtenPath(path));
+    ({ target, linked } = writtenPath(path));
   } catch (err) {
     throw writeFailed(path, err);
   }
@@ -152,6 +179,7 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
       fd = openSync(tmp, "w", mode);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      if (linked) throw linkLeadsNowhere(path, target);
       mkdirSync(dir, { recursive: true });
       fd = openSync(tmp, "w", mode);
     }
@@ -186,8 +214,9 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
  */
 export async function atomicWriteAsync(path: string, bytes: Uint8Array | string, mode = 0o644): Promise<void> {
   let target: string;
+  let linked: boolean;
   try {
-    ({ target } = await writtenPathAsync(path));
+    ({ target, linked } = await writtenPathAsync(path));
   } catch (err) {
     throw writeFailed(path, err);
   }
@@ -197,6 +226,7 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
       await writeFile(tmp, bytes, { mode });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      if (linked) throw linkLeadsNowhere(path, target);
       await mkdir(dirname(target), { recursive: true });
       await writeFile(tmp, bytes, { mode });
     }

@@ -786,6 +786,37 @@ describe("usage on disk", () => {
     for (const path of [usagePath(real), keysPath(real)]) expect(fs.lstatSync(path).isSymbolicLink()).toBe(true);
   });
 
+  test("a link to a volume not mounted is refused, not written: no folder is made through a link (usage.json and keys.json linked to a volume that is not there, D190)", async () => {
+    const root = tempDir("tome-root-");
+    const data = join(root, "tome");
+    mkdirSync(data);
+    updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    const volume = join(root, "vol", "tome");
+    fs.symlinkSync(join(volume, "usage.json"), usagePath(data));
+    const said: string[] = [];
+    // The start: said, and refused (it read no use at all, warned "missing" and saved empty counts below the mount).
+    expect(() => new Access({ dataDir: data, keyMsPerSecond: 0, log: (line) => said.push(line) })).toThrow(
+      `${usagePath(data)} is a link to ${join(volume, "usage.json")}, which is not there (a volume not mounted?), so this month's usage is unknown.`,
+    );
+    // A write through it (sync and off the thread): refused naming the link and its target, no folder made.
+    expect(() => writeUsage(usagePath(data), { months: {}, last_used: {} })).toThrow(
+      `${usagePath(data)} is a link to ${join(volume, "usage.json")}, which is not there (a volume not mounted?)`,
+    );
+    await expect(atomicWriteAsync(usagePath(data), "{}")).rejects.toThrow("which is not there (a volume not mounted?)");
+    expect(existsSync(join(root, "vol"))).toBe(false);
+    expect(said).toEqual([]);
+    // keys.json so linked: not taken for a new store (a first key made below the mount).
+    const other = join(root, "other");
+    mkdirSync(other);
+    fs.symlinkSync(join(volume, "keys.json"), keysPath(other));
+    expect(() => new Access({ dataDir: other, keyMsPerSecond: 0, log: () => {} })).toThrow(
+      `${keysPath(other)} is a link to ${join(volume, "keys.json")}, which is not there (a volume not mounted?), so its keys cannot be read.`,
+    );
+    expect(existsSync(join(root, "vol"))).toBe(false);
+  });
+
   test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
     const path = usagePath(tempDir("tome-data-"));
     // usage.json cannot be written (made a directory, a read-only file); the journal beside it can.

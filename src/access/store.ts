@@ -11,6 +11,8 @@ import {
   atomicWrite,
   clearDeadWrites,
   DATA_FILE_LIMIT,
+  leadsNowhere,
+  linkToNothing,
   LOCK_FREES_ITSELF,
   type LockPolicy,
   lockHolderShown,
@@ -161,6 +163,12 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
   const generation = generationPath(dataDir);
   checkGeneration(generation);
   if (!existsSync(path)) {
+    const nowhere = linkToNothing(path);
+    // Not a new store: an operator's link to one, on a volume not mounted (a first key would be made below the mount).
+    if (nowhere !== undefined)
+      throw new KeyStoreError(
+        `${leadsNowhere(path, nowhere)}, so its keys cannot be read. Mount what it leads to (or restore keys.json there) and start again; nothing was changed.`,
+      );
     const traces = [
       readGeneration(generation) > 0 && generation,
       existsSync(usagePath(dataDir)) && usagePath(dataDir),

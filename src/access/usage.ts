@@ -12,7 +12,15 @@ import { statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { UserError } from "../errors";
-import { atomicWrite, atomicWriteAsync, clearDeadWrites, DATA_FILE_LIMIT, readWholeText } from "../files";
+import {
+  atomicWrite,
+  atomicWriteAsync,
+  clearDeadWrites,
+  DATA_FILE_LIMIT,
+  leadsNowhere,
+  linkToNothing,
+  readWholeText,
+} from "../files";
 import { nameTable } from "./names";
 import { dropJournalsBefore, replayJournals, UsageJournal } from "./usage-journal";
 import { printableName } from "../printable";
@@ -159,7 +167,16 @@ function readSaved(path: string, fail: (why: string) => UsageFileError): UsageDa
     read = readWholeText(path, DATA_FILE_LIMIT);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { months: nameTable(), last_used: nameTable() };
+    if (code === "ENOENT") {
+      // A link to a volume not mounted is no usage yet only in appearance: counting from zero there (or on the disk
+      // below its mount point) would forget every credit spent this month.
+      const target = linkToNothing(path);
+      if (target !== undefined)
+        throw new UsageFileError(
+          `${leadsNowhere(path, target)}, so this month's usage is unknown. Mount what it leads to (or restore the file there) and start again; nothing was changed.`,
+        );
+      return { months: nameTable(), last_used: nameTable() };
+    }
     throw new UsageFileError(
       `${printableName(path)} cannot be read (${code ?? (err as Error).message}), so this month's usage is unknown. Make it a file this user can read; nothing was changed.`,
     );
