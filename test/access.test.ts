@@ -680,12 +680,13 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
-  test("a usage.json missing beside keys.json is said loudly at start, naming the file and what to do; made then, so the next start is silent; a store's first start makes it too (D20)", async () => {
+  test("a usage.json missing beside keys.json is said loudly at start, naming the file and what to do; made then, so the next start is silent; the key tool's new store and a store's first start make it, so the first start after `keys create` is silent (D20)", async () => {
     const data = tempDir("tome-data-");
-    // A store that served: a key, its credit in usage.json; then usage.json lost (a backup of keys.json alone restored).
-    const { key } = updateKeyFile(data, (f) =>
-      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
-    );
+    // A store the key tool made: usage.json made with it (the first start warned "missing" on this ordinary path).
+    const made = await keyTool(data, "create", "--name", "k", "--account", "acct", "--plan", "free");
+    expect(made.code).toBe(0);
+    expect(existsSync(usagePath(data))).toBe(true);
+    const key = /wk_\S+/.exec(made.stdout)?.[0] ?? "";
     const said: string[] = [];
     const serve = async (check: (access: Access) => Promise<void> = async () => {}) => {
       said.length = 0;
@@ -701,15 +702,16 @@ describe("usage on disk", () => {
       const grant = access.admit(new Headers({ "X-API-Key": key }), 1) as Grant;
       access.settle(grant, true);
     });
-    expect(said).toEqual([expect.stringContaining("usage.json is missing")]);
+    expect(said).toEqual([]);
     expect(readUsage(usagePath(data)).months[monthOf(Date.now())]).toEqual({ acct: 1 });
+    // Then usage.json lost (a backup of keys.json alone restored).
     rmSync(usagePath(data));
     await serve();
     // Before: nothing said, the account's credit forgotten.
     expect(said).toEqual([
       `WARNING: ${usagePath(data)} is missing beside ${keysPath(data)}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
-        "If a server used these keys before, stop this one (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. " +
-        "If no server has used them yet (keys made with the key tool), nothing is lost: it is made now, empty.",
+        "Every store is made with one, so it was lost (or keys.json restored without it): stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. " +
+        "Left to run, this server makes it now, empty.",
     ]);
     expect(existsSync(usagePath(data))).toBe(true);
     await serve();

@@ -198,14 +198,14 @@ export class Access implements Gate {
     this.claim();
     this.usage.start();
     if (this.usageMissing) {
-      // Not refused (D20): keys.json keeps no trace of use, so a store the key tool made that no server has served yet
-      // looks the same; and a refusal would stop every key over a count that may have no backup. Said once: the file is
-      // made now (empty), so the next start is silent, and a save of the counts from zero would make it anyway.
+      // A store is never made without it (a server's first start makes it, the key tool and `keys export` write it with
+      // a new keys.json), so its absence means it was lost. Not refused (D20): a refusal would stop every key over a
+      // count that may have no backup. Said once: the file is made now (empty), so the next start is silent.
       const file = printableName(usagePath(this.dataDir));
       this.log(
         `WARNING: ${file} is missing beside ${printableName(keysPath(this.dataDir))}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
-          `If a server used these keys before, stop this one (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. ` +
-          `If no server has used them yet (keys made with the key tool), nothing is lost: it is made now, empty.`,
+          `Every store is made with one, so it was lost (or keys.json restored without it): stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. ` +
+          `Left to run, this server makes it now, empty.`,
       );
       this.usage.saveSoon();
     } else if (this.firstStart) {

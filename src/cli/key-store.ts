@@ -3,7 +3,7 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Config, ConfigError } from "./config";
 import {
@@ -11,10 +11,12 @@ import {
   keysPath,
   redisAddress,
   RedisKeyStore,
+  journalFiles,
   readKeyFile,
   readUsage,
   updateKeyFile,
   usagePath,
+  writeUsage,
   KeyStoreError,
   type KeyFile,
   type UsageData,
@@ -69,7 +71,16 @@ export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToo
   const dataDir = config.dataDir;
   return {
     where: resolve(keysPath(dataDir)),
-    update: async (change) => updateKeyFile(dataDir, change),
+    update: async (change) => {
+      const fresh = !existsSync(keysPath(dataDir));
+      const result = updateKeyFile(dataDir, change);
+      // A new store gets its usage.json (empty) beside it, as `keys export` writes one: a start that later finds none
+      // says the counts were lost (D20), and the first start after `keys create` has nothing to say. After keys.json: a
+      // usage.json alone would be taken for a store's trace, and refuse the start.
+      const usage = usagePath(dataDir);
+      if (fresh && !existsSync(usage) && !journalFiles(usage).length) writeUsage(usage, { months: {}, last_used: {} });
+      return result;
+    },
     read: async () => {
       // keys.json under a file (TOME_DATA=data/keys.json) is not found, as under a folder not made yet: said as a change says it.
       if (statSync(dataDir, { throwIfNoEntry: false })?.isDirectory() === false) statSync(keysPath(dataDir));
