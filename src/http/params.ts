@@ -249,6 +249,13 @@ const lastSegment = (path: string) => {
   return routed.slice(routed.lastIndexOf("/") + 1);
 };
 
+/** An integer parameter as the API reads one (D3): base-10 digits only, from `lo` to `hi`; else undefined. */
+export function integerIn(raw: string, lo = 0, hi = MAX_INTEGER): number | undefined {
+  if (!DIGITS.test(raw)) return undefined;
+  const n = Number(raw);
+  return n < lo || n > hi ? undefined : n;
+}
+
 function read(name: string, prop: TSchema, raw: string, options: ReadOptions): unknown {
   const custom = options.readers?.[name];
   if (custom) return custom(raw);
@@ -256,10 +263,8 @@ function read(name: string, prop: TSchema, raw: string, options: ReadOptions): u
   if (prop.type === "integer") {
     const lo = (prop.minimum as number | undefined) ?? 0;
     const hi = (prop.maximum as number | undefined) ?? MAX_INTEGER;
-    const constraint = `an integer from ${lo} to ${hi} (base-10 digits)`;
-    if (!DIGITS.test(raw)) throw fail(constraint);
-    const n = Number(raw);
-    if (n < lo || n > hi) throw fail(constraint);
+    const n = integerIn(raw, lo, hi);
+    if (n === undefined) throw fail(`an integer from ${lo} to ${hi} (base-10 digits)`);
     return n;
   }
   if (prop.type === "boolean") {

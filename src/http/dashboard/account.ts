@@ -16,6 +16,7 @@ import {
   type KeyRecord,
 } from "../../access";
 import { codePoints } from "../../scripts";
+import { integerIn } from "../params";
 import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
@@ -85,8 +86,9 @@ function keyIdOf(csrf: string, formId: string): string {
 function offsetOf(query: URLSearchParams): number {
   const given = query.getAll("offset");
   if (!given.length) return 0;
-  const offset = given.length === 1 && /^[0-9]{1,16}$/.test(given[0]!) ? Number(given[0]) : Number.NaN;
-  if (!Number.isSafeInteger(offset)) {
+  // One, as the API reads an offset (params.ts): given twice is refused there too.
+  const offset = given.length === 1 ? integerIn(given[0]!) : undefined;
+  if (offset === undefined) {
     throw new Refused(
       400,
       "No such page of keys",
