@@ -222,8 +222,41 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
   });
 });
 
+/** The snapshot the deletion list of the tests of deletions leaves of UPDATED. */
+const DELETED = join(dir, "deleted.tome");
+/**
+ * The deletions applied to the updated snapshot: a second update, of deletions alone (as snapshot:update runs it; its
+ * command line's --deleted is test/cli.test.ts'). Its list names a page of the 2016 dump (so in changes) by its id and a
+ * 2006 page by its title, then two lines that name nothing (D45): an id no page has, a title no page holds. Made once
+ * for the tests of deletions and of a list that names nothing, which read what it removed and what it said.
+ */
+const deletedFromUpdated = (() => {
+  let made:
+    | Promise<{
+        victim: { pageId: number; title: string; word: string };
+        byTitle: { pageId: number; title: string };
+        list: string;
+        lines: string[];
+      }>
+    | undefined;
+  return () =>
+    (made ??= (async () => {
+      const a = articles2016.find((x) => updated.page(x.pageId) && x.chunks.length > 2)!;
+      const victim = { pageId: a.pageId, title: a.title, word: wordsOf(a.chunks[1]!.text).find((w) => w.length > 6)! };
+      const old = updated.snapshot.pages.list().find((p) => p.tsUnix < SINCE_2007 && p.chunks.length)!;
+      const byTitle = { pageId: old.pageId, title: old.title };
+      const list = join(dir, "deleted.txt");
+      writeFileSync(
+        list,
+        `# removed\n${victim.pageId}\ntitle:${byTitle.title.replace(/ /g, "_")}\n__proto__\n999999999\n`,
+      );
+      const lines: string[] = [];
+      await runUpdate({ base: UPDATED, dumps: [], deleted: list, out: DELETED, workers: 2 }, (l) => lines.push(l));
+      return { victim, byTitle, list, lines };
+    })());
+})();
+
 describe("deletions", () => {
-  const DELETED = join(dir, "deleted.tome");
   /** The routes over the snapshot the deletions left, as `bun run start` serves them with TOME_AUTH=off (no key). */
   let app: App;
   let victim: { pageId: number; title: string; word: string };
@@ -231,17 +264,8 @@ describe("deletions", () => {
   let engine: Engine;
 
   beforeAll(async () => {
-    // A page of the 2016 dump (so in changes), and a 2006 page named by its title.
-    const a = articles2016.find((x) => updated.page(x.pageId) && x.chunks.length > 2)!;
-    victim = { pageId: a.pageId, title: a.title, word: wordsOf(a.chunks[1]!.text).find((w) => w.length > 6)! };
-    const old = updated.snapshot.pages.list().find((p) => p.tsUnix < SINCE_2007 && p.chunks.length)!;
-    byTitle = { pageId: old.pageId, title: old.title };
-    const list = join(dir, "deleted.txt");
-    writeFileSync(list, `# removed\n${victim.pageId}\ntitle:${byTitle.title.replace(/ /g, "_")}\n`);
-    // Applied to the updated snapshot: a second update, of deletions alone (as snapshot:update runs it; its
-    // command line's --deleted is test/cli.test.ts').
-    const lines: string[] = [];
-    await runUpdate({ base: UPDATED, dumps: [], deleted: list, out: DELETED, workers: 2 }, (l) => lines.push(l));
+    let lines: string[];
+    ({ victim, byTitle, lines } = await deletedFromUpdated());
     expect(lines.join("\n")).toMatch(/0 pages changed, 0 added, 2 removed \(2 by .*deleted\.txt\)/);
     engine = open(DELETED);
     const { createApp } = await import("../src/http");
@@ -349,17 +373,12 @@ describe("deletions counted by what they removed", () => {
 
 describe("a deletion list that names nothing (D45)", () => {
   test("lines that match no page or redirect are counted in a warning naming the first, where the update said only '0 removed'", async () => {
-    const list = join(dir, "deleted-unmatched.txt");
-    // 12 (Anarchism) is in the base; the rest name nothing: an id no page has, a title no page holds.
-    writeFileSync(list, "# pages gone\n12\n__proto__\n999999999\n");
-    const lines: string[] = [];
-    await runUpdate(
-      { base: UPDATED, dumps: [], deleted: list, out: join(dir, "deleted-unmatched.tome"), workers: 2 },
-      (l) => lines.push(l),
-    );
-    expect(lines.at(-2)).toContain("1 removed (1 by");
+    // The list of the tests of deletions: a page by its id and one by its title, both in the base; then the lines 4
+    // and 5 name nothing.
+    const { list, lines } = await deletedFromUpdated();
+    expect(lines.at(-2)).toContain("2 removed (2 by");
     expect(lines.at(-1)).toBe(
-      `  warning: 2 lines of ${list} matched no page or redirect of the base or the dumps, the first line 3: "__proto__". Check that it is the list meant, page ids or titles one a line (D45).`,
+      `  warning: 2 lines of ${list} matched no page or redirect of the base or the dumps, the first line 4: "__proto__". Check that it is the list meant, page ids or titles one a line (D45).`,
     );
   });
 
