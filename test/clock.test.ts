@@ -255,6 +255,28 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
+  test("the operator's page names the month its credits are of: after a clock stepped back over the 1st, Credits December over December's figures (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await keyMade(dir, { name: "k", account: "m", plan: "free" });
+    writeUsage(usagePath(dir), { months: { "2026-11": { m: 4321 } }, last_used: {} });
+    let now = Date.parse("2026-12-01T00:00:30.000Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const adminToken = "operator-token-0123456789abcdef";
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts(), adminToken });
+    try {
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      now = Date.parse("2026-11-30T23:58:00.000Z");
+      const cookie = cookieOf(await dashboardSignIn(app, adminToken));
+      const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
+      expect(page).toContain(">1 / 5,000<"); // December's figures
+      // Before: "Credits November" over them.
+      expect(page).toContain("Credits December");
+      expect(page).not.toContain("November");
+    } finally {
+      await access.stop();
+    }
+  });
+
   test("how long the account store could not answer /metrics is said on the monotonic clock: never a negative outage after the clock stepped back (D200)", async () => {
     const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0, log: () => {} });
     const store = access.accounts();

@@ -30,7 +30,9 @@ const PLAN_CHANGED = "plan";
 async function accountsPage(v: Visit, after: string, extra: PageExtra = {}): Promise<string> {
   const { accounts, more } = await v.store.accountsAfter(after, ACCOUNTS_PER_PAGE);
   const names = accounts.map(([name]) => name);
-  const month = monthOf(v.site.usageTime(v.now));
+  // One time for the month named and the credits read: the month the API charges (D20), not the clock's.
+  const t = v.site.usageTime(v.now);
+  const month = monthOf(t);
   const [keys, spent] = await Promise.all([
     Promise.all(names.map((n) => v.store.keysOf(n))),
     v.store.spent(month, names),
@@ -40,7 +42,7 @@ async function accountsPage(v: Visit, after: string, extra: PageExtra = {}): Pro
     csrf: v.signedIn!.session.csrf,
     accounts: accountSummaries(rows, spent, v.now),
     plans: PLAN_NAMES,
-    monthName: monthNameOf(v.now),
+    monthName: monthNameOf(t),
     next: more ? names.at(-1) : undefined,
     later: after !== "",
     ...extra,
