@@ -396,7 +396,20 @@ const FOLDER_LOCK = /^(?:\..+\.tome|\.follow)\.lock$/;
  * folder mounted read-only for a server, another user's files) is passed to `failed` and left, where given; else thrown.
  */
 export function clearStaleScratch(dir: string, failed?: (name: string, err: Error) => void): string[] {
-  const elsewhere = liveHoldersElsewhere(dir);
+  // Every lock in `dir`, judged as a taker judges it (lockJudged); one of another pid space found not renewed by this
+  // clock (its holder gone, or the clock stepped) is looked at again once, after RENEWAL_LOOK_MS: only then is it stale.
+  const judge = () =>
+    namesIn(dir).flatMap((name) => (name.endsWith(".lock") ? [[name, lockJudged(join(dir, name))] as const] : []));
+  let locks = judge();
+  if (locks.some(([, found]) => typeof found === "object" && "unconfirmed" in found)) {
+    Bun.sleepSync(RENEWAL_LOOK_MS + LOCK_RETRY_MS);
+    locks = judge();
+  }
+  const elsewhere = new Set(
+    locks.flatMap(([, found]) =>
+      typeof found === "object" && "elsewhere" in found && found.elsewhere ? [found.pid] : [],
+    ),
+  );
   const removed = removeLeftovers(
     dir,
     (name) => {
@@ -405,9 +418,8 @@ export function clearStaleScratch(dir: string, failed?: (name: string, err: Erro
     },
     failed,
   );
-  for (const name of namesIn(dir).filter((name) => FOLDER_LOCK.test(name))) {
-    const found = lockFound(join(dir, name));
-    if (typeof found !== "object" || !("stale" in found)) continue;
+  for (const [name, found] of locks) {
+    if (!FOLDER_LOCK.test(name) || typeof found !== "object" || !("stale" in found)) continue;
     try {
       // breakStaleLock leaves a lock taken meanwhile (its text another's), and one another process is breaking.
       if (breakStaleLock(join(dir, name), found.stale) && !existsSync(join(dir, name))) removed.push(name);
@@ -571,6 +583,8 @@ export const lockText = (): string => `${process.pid} ${processStart(process.pid
 interface LockHolder {
   pid: number;
   elsewhere: boolean;
+  /** Of another pid space, not renewed lately by this clock, and not yet looked at again (lockJudged). */
+  unconfirmed?: true;
 }
 
 /**
@@ -729,37 +743,23 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
   // A duration, on the monotonic clock: the wall clock stepped back 10 minutes made a taker wait 10 minutes more, forward
   // an hour gave up at its second look.
   const deadline = performance.now() + (policy.patience ?? 0);
-  // A lock of another pid space found not renewed lately: its mtime then, and when (the monotonic clock's).
-  let unrenewed: { renewed: number; at: number } | undefined;
   for (let breaks = 0; ; ) {
     try {
       createLockFile(path, `${mine}\n`);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw policy.unwritable(err as Error);
-      const found = lockFound(path);
+      const found = lockJudged(path);
       if (found === "gone") continue;
       if (found instanceof Error) throw policy.unwritable(found);
       if (typeof found === "object" && "elsewhere" in found) {
+        // Not renewed lately by this clock, and not yet looked at again: waited for whatever the patience (lockJudged).
+        if ("unconfirmed" in found) {
+          yield LOCK_RETRY_MS;
+          continue;
+        }
         if (found.pid === process.pid && !found.elsewhere && !policy.waitForThisProcess) return () => {};
         if (performance.now() >= deadline) throw policy.held(found.pid, found.elsewhere);
       } else if (found !== "young") {
-        // Not renewed lately by this clock: its holder gone, or a clock stepped (this machine's, by NTP or a VM resumed,
-        // which its holder's next renewal follows; or another machine's). Broken only if no renewal comes meanwhile: a
-        // live holder's is said held, as when its mtime is fresh.
-        if (found.renewed !== undefined) {
-          const now = performance.now();
-          if (unrenewed === undefined || found.renewed !== unrenewed.renewed) {
-            // Renewed since it was first seen: its holder lives.
-            if (unrenewed !== undefined && now >= deadline) throw policy.held(found.pid!, true);
-            unrenewed = { renewed: found.renewed, at: now };
-            yield LOCK_RETRY_MS;
-            continue;
-          }
-          if (now - unrenewed.at < RENEWAL_LOOK_MS) {
-            yield LOCK_RETRY_MS;
-            continue;
-          }
-        }
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;
       }
@@ -842,7 +842,7 @@ function lockFound(path: string): LockHolder | "young" | "gone" | StaleLock | Er
 
 /**
  * A lock found stale: its text, to break it; and for one of another pid space, found not renewed within LOCK_STALE_MS
- * by this machine's clock, its mtime and its holder's id, for the second look lockSteps takes before breaking it.
+ * by this machine's clock, its mtime and its holder's id, for the second look lockJudged takes before breaking it.
  */
 interface StaleLock {
   stale: string;
@@ -854,11 +854,44 @@ interface StaleLock {
  * How long after a lock of another pid space is first found not renewed lately its taker looks for a renewal before
  * breaking it: a live holder renews it every LOCK_RENEW_MS (its timer may run late on a busy thread).
  */
-const RENEWAL_LOOK_MS = 1.5 * LOCK_RENEW_MS;
+const RENEWAL_LOOK_MS = 2.5 * LOCK_RENEW_MS;
 
-/** The live holder of the lock file `path`, looked at without taking it (lockFound): none when it is free, stale or unreadable. */
-export function lockHeld(path: string): LockHolder | undefined {
+/**
+ * Locks of another pid space found not renewed lately by this clock (lockFound), by path: their mtime then, and when
+ * (the monotonic clock's), for the next look at them.
+ */
+const unrenewedSeen = new Map<string, { renewed: number; at: number }>();
+
+/**
+ * What the lock file `path` tells of its holder (lockFound), a lock of another pid space found not renewed lately judged
+ * as every caller judges it (a taker, a look without taking, clearing a folder's leftovers): not renewed by this clock
+ * means its holder is gone, or the clock stepped (this machine's, by NTP or a VM resumed, which its holder's next renewal
+ * follows; or another machine's). So it is stale only once its mtime has stood unchanged RENEWAL_LOOK_MS since first
+ * seen; until then its holder is `unconfirmed`, after a renewal it is live.
+ */
+function lockJudged(path: string): LockHolder | "young" | "gone" | StaleLock | Error {
   const found = lockFound(path);
+  if (typeof found !== "object" || !("stale" in found) || found.renewed === undefined) {
+    unrenewedSeen.delete(path);
+    return found;
+  }
+  const now = performance.now();
+  const seen = unrenewedSeen.get(path);
+  if (seen?.renewed === found.renewed) {
+    return now - seen.at < RENEWAL_LOOK_MS ? { pid: found.pid!, elsewhere: true, unconfirmed: true } : found;
+  }
+  unrenewedSeen.set(path, { renewed: found.renewed, at: now });
+  // Renewed since it was first seen: its holder lives (its clock behind this one's, or the step between).
+  return seen ? { pid: found.pid!, elsewhere: true } : { pid: found.pid!, elsewhere: true, unconfirmed: true };
+}
+
+/**
+ * The live holder of the lock file `path`, looked at without taking it (lockJudged): none when it is free, stale or
+ * unreadable. One of another pid space not renewed lately by this clock is still said held until a later look finds
+ * it unrenewed RENEWAL_LOOK_MS on (a caller waiting for it looks again).
+ */
+export function lockHeld(path: string): LockHolder | undefined {
+  const found = lockJudged(path);
   return typeof found === "object" && "elsewhere" in found ? found : undefined;
 }
 

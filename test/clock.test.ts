@@ -4,7 +4,7 @@
  * measures a duration reads the monotonic clock, which a step of the wall clock does not move.
  */
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   Access,
@@ -19,7 +19,7 @@ import {
 import { createApp } from "../src/http";
 import { writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
-import { LOCK_RENEW_MS, lockFiles, takeLock, takeLockAsync } from "../src/files";
+import { clearStaleScratch, LOCK_RENEW_MS, lockFiles, lockHeld, takeLock, takeLockAsync } from "../src/files";
 import { cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
 
 // The dashboard's test builds an engine of the fixture's sample (seconds on a busy machine).
@@ -229,6 +229,56 @@ describe("the wall clock stepped back or forward", () => {
       expect(readFileSync(path, "utf8")).toBe(elsewhere);
     } finally {
       clearInterval(renewing);
+      clock.mockRestore();
+    }
+  });
+
+  test("a build in another container, alive, its lock found just after the clock stepped an hour forward: one starting beside it (clearStaleScratch) neither breaks its lock nor removes its scratch (D175)", async () => {
+    const dir = tempDir("tome-snapshots-");
+    const lock = join(dir, ".enwiki.tome.lock");
+    const elsewhere = "4000000 1 00000000-0000-0000-0000-000000000000/4026531836\n";
+    writeFileSync(lock, elsewhere);
+    mkdirSync(join(dir, ".tome-sorted-4000000-abc"));
+    // Its holder, another process, renews it by the stepped clock (the containers share it).
+    const renewer = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `setInterval(() => { const t = (Date.now() + 3_600_000) / 1000; require("node:fs").utimesSync(${JSON.stringify(lock)}, t, t); }, ${LOCK_RENEW_MS});`,
+      ],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    const wall = Date.now;
+    const clock = spyOn(Date, "now").mockImplementation(() => wall() + 3_600_000);
+    try {
+      // Before: the lock broken and the build's scratch removed, its lock "renewed an hour ago".
+      expect(clearStaleScratch(dir)).toEqual([]);
+      expect(readFileSync(lock, "utf8")).toBe(elsewhere);
+      expect(existsSync(join(dir, ".tome-sorted-4000000-abc"))).toBe(true);
+    } finally {
+      clock.mockRestore();
+      renewer.kill();
+      await renewer.exited;
+    }
+  });
+
+  test("a look without taking (lockHeld: start waiting for a build, a second server told) says such a lock held until no renewal comes, then free (D175)", async () => {
+    const path = join(tempDir("tome-lock-"), ".enwiki.tome.lock");
+    writeFileSync(path, "4000000 1 00000000-0000-0000-0000-000000000000/4026531836\n");
+    const wall = Date.now;
+    const clock = spyOn(Date, "now").mockImplementation(() => wall() + 3_600_000);
+    try {
+      // Before: free at the first look, its holder renewing it or not.
+      expect(lockHeld(path)).toMatchObject({ pid: 4000000, elsewhere: true });
+      // No renewal comes: its holder is gone, and a waiter (start-serve's, every 500 ms) stops waiting.
+      let looks = 1;
+      while (lockHeld(path) && looks < 40) {
+        await Bun.sleep(500);
+        looks++;
+      }
+      expect(lockHeld(path)).toBeUndefined();
+      expect(looks).toBeGreaterThan(1);
+    } finally {
       clock.mockRestore();
     }
   });

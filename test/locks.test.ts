@@ -211,7 +211,7 @@ describe("a lock of another pid namespace or machine (its text names another boo
     const renewed = (Date.now() - LOCK_STALE_MS - 1_000) / 1000;
     utimesSync(lock, renewed, renewed);
     expect(await take(dir)).toBe("taken");
-  });
+  }, 15_000); // broken once no renewal came in RENEWAL_LOOK_MS (5 s, D175)
 
   test("a lock's holder renews it every LOCK_RENEW_MS, so that a taker elsewhere sees it live", async () => {
     const dir = dataDir();
@@ -361,7 +361,7 @@ describe("a build's leftovers beside a lock held from another pid namespace", ()
     const { dir, leftovers } = otherBuild(LOCK_STALE_MS + 1_000);
     claimOutput(join(dir, "simplewiki.tome"), () => {})();
     expect(leftovers.filter((name) => existsSync(join(dir, name)))).toEqual([]);
-  });
+  }, 15_000); // once no renewal came in RENEWAL_LOOK_MS (5 s, D175)
 });
 
 test("a build whose lock cannot be taken leaves no folder it made for its --out (D171)", () => {
