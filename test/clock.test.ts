@@ -27,6 +27,24 @@ setDefaultTimeout(60_000);
 
 const headersOf = (key: string) => new Headers({ "x-api-key": key });
 
+/** The wall clock and the monotonic clock an access layer reads: `run` moves both (time passing), `step` the wall clock alone (NTP, a VM resumed). */
+function clocks(wall: string) {
+  const c = {
+    wall: Date.parse(wall),
+    mono: 0,
+    run: (ms: number) => {
+      c.wall += ms;
+      c.mono += ms;
+    },
+    step: (to: string) => {
+      c.wall = Date.parse(to);
+      c.mono += 1_000;
+    },
+    options: { now: () => c.wall, monotonic: () => c.mono },
+  };
+  return c;
+}
+
 describe("the month's end while requests are in flight", () => {
   test("a request admitted before 00:00 UTC on the 1st and answered after: its credit and its key's day are the month it was held in (D20)", async () => {
     const dir = tempDir("tome-data-");
@@ -134,19 +152,21 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
-  test("a clock stepped back over the 1st stays in the month it reached: December's quota is not left for November's again, and November takes no more spending (D20)", async () => {
+  test("a clock stepped back 10 minutes over the 1st, the server having run into December, stays in December: its quota is not left for November's again, and November takes no more spending (D20)", async () => {
     const dir = tempDir("tome-data-");
     const { key, id } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
-    // November's quota spent to the last credit; December has begun.
+    // November's quota spent to the last credit.
     writeUsage(usagePath(dir), { months: { "2026-11": { m: 5000 } }, last_used: {} });
-    let now = Date.parse("2026-12-01T00:00:30.000Z");
-    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const clock = clocks("2026-11-30T23:59:50.000Z");
+    const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     try {
+      expect(((await access.admit(headersOf(key), 1)) as Grant).held).toBeUndefined(); // refused: November's spent
+      clock.run(40_000); // the server runs into December
       const december = (await access.admit(headersOf(key), 1)) as Grant;
       access.settle(december, true);
-      now = Date.parse("2026-11-30T23:58:00.000Z"); // NTP steps it back 2.5 minutes
+      clock.step("2026-11-30T23:50:30.000Z"); // NTP steps it back 10 minutes
       const back = (await access.admit(headersOf(key), 1)) as Grant;
-      // Before: refused (November's 5000 spent), its reset at 00:00 on the 1st again.
+      // Before 25d8d79: refused (November's 5000 spent), its reset at 00:00 on the 1st again.
       expect(back.held).toBeDefined();
       expect(access.quota(back.key)).toMatchObject({
         remaining: 4998,
@@ -162,17 +182,20 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
-  test("a clock found a day or more behind the month reached (one that was wrong, set right) is followed", async () => {
+  test("a clock ahead at the start (December at the first reading: a hardware clock in local time, a VM resumed), then set right, is followed: November's requests are November's (D20)", async () => {
     const dir = tempDir("tome-data-");
     const { key } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
-    let now = Date.parse("2027-03-01T00:00:30.000Z");
-    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const clock = clocks("2026-12-01T00:00:30.000Z");
+    const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     try {
       access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
-      now = Date.parse("2026-12-02T10:00:00.000Z");
+      clock.step("2026-11-30T23:40:00.000Z"); // set right, 20 minutes back
+      // Before: held in December (within a day of its start), a real November request charged to December.
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      clock.step("2026-11-30T23:00:00.000Z"); // a server that ran into December is held only within an hour: here too
       access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
       await access.stop();
-      expect(readUsage(usagePath(dir)).months).toEqual({ "2027-03": { m: 1 }, "2026-12": { m: 1 } });
+      expect(readUsage(usagePath(dir)).months).toEqual({ "2026-12": { m: 1 }, "2026-11": { m: 2 } });
     } finally {
       await access.stop();
     }
@@ -184,12 +207,14 @@ describe("the wall clock stepped back or forward", () => {
       const store = await RedisKeyStore.open(redis.url);
       const { key, id } = await keyMade(store, { name: "m", account: "m", plan: "free" }).finally(() => store.close());
       redis.cli("HSET", "tome:spent:2026-11", "m", "5000");
-      let now = Date.parse("2026-12-01T00:00:30.000Z");
-      const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+      const clock = clocks("2026-11-30T23:59:50.000Z");
+      const access = new RedisAccess({ url: redis.url, ...clock.options, keyMsPerSecond: 0, log: () => {} });
       await access.start();
       try {
+        expect(((await access.admit(headersOf(key), 1)) as Grant).held).toBeUndefined();
+        clock.run(40_000);
         expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
-        now = Date.parse("2026-11-30T23:58:00.000Z");
+        clock.step("2026-11-30T23:50:30.000Z");
         const back = (await access.admit(headersOf(key), 1)) as Grant;
         expect(back.held).toBeDefined();
         expect(await access.settle(back, true)).toBe(true);
@@ -200,7 +225,7 @@ describe("the wall clock stepped back or forward", () => {
         expect([
           redis.cli("HGET", "tome:use:2026-12-01", `${id}:r`),
           redis.cli("HGET", "tome:use:2026-11-30", `${id}:r`),
-        ]).toEqual(["2", ""]);
+        ]).toEqual(["2", "1"]); // November's one the request refused before midnight
       } finally {
         access.stop();
       }
@@ -288,12 +313,14 @@ describe("the wall clock stepped back or forward", () => {
     const token = updateKeyFile(dir, (f) => createAccountAccess(f, "m", "free").token);
     const { key } = await keyMade(dir, { name: "k", account: "m", plan: "free" });
     writeUsage(usagePath(dir), { months: { "2026-11": { m: 4321 } }, last_used: {} });
-    let now = Date.parse("2026-12-01T00:00:30.000Z");
-    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const clock = clocks("2026-11-30T23:59:50.000Z");
+    const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts() });
     try {
       access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
-      now = Date.parse("2026-11-30T23:58:00.000Z");
+      clock.run(40_000); // into December
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      clock.step("2026-11-30T23:50:30.000Z");
       const cookie = cookieOf(await dashboardSignIn(app, token));
       const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
       // Before: November's page, its 4,321 credits spent, while the API charged December.
@@ -309,13 +336,15 @@ describe("the wall clock stepped back or forward", () => {
     const dir = tempDir("tome-data-");
     const { key } = await keyMade(dir, { name: "k", account: "m", plan: "free" });
     writeUsage(usagePath(dir), { months: { "2026-11": { m: 4321 } }, last_used: {} });
-    let now = Date.parse("2026-12-01T00:00:30.000Z");
-    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const clock = clocks("2026-11-30T23:59:50.000Z");
+    const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     const adminToken = "operator-token-0123456789abcdef";
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts(), adminToken });
     try {
       access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
-      now = Date.parse("2026-11-30T23:58:00.000Z");
+      clock.run(40_000); // into December
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      clock.step("2026-11-30T23:50:30.000Z");
       const cookie = cookieOf(await dashboardSignIn(app, adminToken));
       const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
       expect(page).toContain(">1 / 5,000<"); // December's figures

@@ -22,7 +22,7 @@ import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
-import { monthAt, UsageLedger, usagePath, type Meter, type UtcMonth } from "./usage";
+import { MonthReached, UsageLedger, usagePath, type Meter } from "./usage";
 import type { AccountStore } from "./accounts";
 import { fileAccountStore } from "./file-accounts";
 import { lockDataFolder } from "./server-lock";
@@ -102,6 +102,8 @@ export interface AccessOptions {
   dataDir: string;
   /** The clock (ms since the epoch); tests move it. */
   now?: () => number;
+  /** The monotonic clock (ms; performance.now()): tests move it with `now` where the clock runs rather than steps (MonthReached). */
+  monotonic?: () => number;
   /** Where problems met while serving go (default console.error). */
   log?: (line: string) => void;
   /** Milliseconds of the server's thread one key may use per second (default DEFAULT_KEY_MS_PER_SECOND; 0: no limit). */
@@ -119,8 +121,8 @@ export class Access implements Gate {
   private readonly spentByPlan = new PlanTally();
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
   private readonly workByPlan = new PlanTally();
-  /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
-  private month: UtcMonth = { name: "", start: 0, end: 0, endText: "" };
+  /** The UTC month usage is counted in (MonthReached). */
+  private readonly months: MonthReached;
 
   /**
    * True when the data directory held no key store at all (checkKeyStore: "fresh"): the
@@ -138,6 +140,7 @@ export class Access implements Gate {
   constructor(options: AccessOptions) {
     this.dataDir = options.dataDir;
     this.now = options.now ?? Date.now;
+    this.months = new MonthReached(options.monotonic);
     this.work = new WorkShare(options.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND);
     // Before anything is written here: keys.gen, made by the key ring, is one of the traces it looks for.
     this.firstStart = checkKeyStore(this.dataDir) === "fresh";
@@ -266,7 +269,7 @@ export class Access implements Gate {
       const rateRemaining = this.rates.remaining(id, key.limits.rate, second);
       return readScope({ key, cost, rateRemaining, rateReset: second + 1, held: undefined, workWait: 0 });
     }
-    const month = this.currentMonth(now);
+    const month = this.months.at(now);
     // A clock stepped back over the 1st counts the request on the month's first day, the month it is charged to.
     this.usage.touch(id, this.usageTime(now));
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
@@ -305,15 +308,11 @@ export class Access implements Gate {
   }
 
   usageTime(now: number): number {
-    return Math.max(now, this.currentMonth(now).start * 1000);
-  }
-
-  private currentMonth(now: number): UtcMonth {
-    return (this.month = monthAt(this.month, now));
+    return this.months.usageTime(now);
   }
 
   quota(key: KnownKey): QuotaState {
-    const { name: month, end } = this.currentMonth(this.now());
+    const { name: month, end } = this.months.at(this.now());
     const limit = key.limits.quota;
     return {
       limit,
@@ -333,7 +332,7 @@ export class Access implements Gate {
 
   /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */
   quotaTexts(key: KnownKey): [remaining: string, reset: string] {
-    const month = this.currentMonth(this.now());
+    const month = this.months.at(this.now());
     if (key.quotaText === UNLIMITED) return [UNLIMITED, month.endText];
     return [String(this.usage.remaining(key.account, month.name, key.limits.quota)), month.endText];
   }

@@ -92,19 +92,59 @@ export interface UtcMonth {
   endText: string;
 }
 
-/** How far back a clock may step over the 1st and stay in the month it had reached (monthAt). */
-const MONTH_HELD_BACK_MS = 86_400_000;
+/** How far back a clock may step over the 1st and stay in the month entered (MonthReached): an NTP step's size. */
+const MONTH_HELD_BACK_MS = 3_600_000;
 
 /**
- * The month a server counts `now` in, `reached` the one it counted in last: now's, except that a clock stepped back
- * over the 1st by less than a day (NTP correcting it, a VM resumed) stays in the month reached, so that a month's
- * quota is reset once and a month ended takes no more spending (D20). A clock found a day or more behind (one that
- * was wrong, set right) is followed.
+ * How far the wall clock's advance may differ from the monotonic clock's between two readings for a month's entry to be
+ * the clock running into it (NTP slews at most 0.5 ms a second), not a step.
  */
-export function monthAt(reached: UtcMonth, now: number): UtcMonth {
-  if (now < reached.end * 1000 && now >= reached.start * 1000 - MONTH_HELD_BACK_MS) return reached;
+const STEP_TOLERANCE_MS = 60_000;
+
+/** The UTC month `now` is in. */
+function utcMonthOf(now: number): UtcMonth {
   const end = monthEnd(now);
   return { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
+}
+
+/**
+ * The month a server counts usage in, at each reading of its wall clock (`at`): now's, except that a month the server
+ * entered while running, its wall clock advancing over the 1st as its monotonic clock did, is held when the clock steps
+ * back over the 1st by less than MONTH_HELD_BACK_MS (NTP correcting it), so that a month's quota is reset once and a
+ * month ended takes no more spending (D20). A month found at the first reading, or entered by a step, is not held: a
+ * clock that was ahead (a hardware clock in local time, a VM resumed) and is set right is followed. In memory only: a
+ * restart inside the window, or a replica whose clock is behind, goes back (D20, D200). One for Access and RedisAccess.
+ */
+export class MonthReached {
+  private month: UtcMonth | undefined;
+  /** Whether `month` was entered while running, not by a step: held against a step back. */
+  private entered = false;
+  /** The last reading: the wall clock's and the monotonic clock's. */
+  private last = { wall: 0, mono: 0 };
+
+  /** `monotonic`: performance.now() but in tests, which move it with the wall clock where the clock runs, not where it steps. */
+  constructor(private readonly monotonic: () => number = () => performance.now()) {}
+
+  at(now: number): UtcMonth {
+    const mono = this.monotonic();
+    const last = this.last;
+    this.last = { wall: now, mono };
+    const m = this.month;
+    if (
+      m &&
+      now < m.end * 1000 &&
+      (now >= m.start * 1000 || (this.entered && now >= m.start * 1000 - MONTH_HELD_BACK_MS))
+    )
+      return m;
+    this.entered =
+      m !== undefined && now >= m.end * 1000 && Math.abs(now - last.wall - (mono - last.mono)) <= STEP_TOLERANCE_MS;
+    return (this.month = utcMonthOf(now));
+  }
+
+  /** The time usage is counted at for a time of `now` (Gate.usageTime): now, or the first instant of the month held. */
+  usageTime(now: number): number {
+    return Math.max(now, this.at(now).start * 1000);
+  }
 }
 
 /**

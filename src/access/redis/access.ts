@@ -29,7 +29,7 @@ import {
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { dayOf, monthAt, withinMonth, type UtcMonth } from "../usage";
+import { dayOf, MonthReached, withinMonth } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
@@ -87,6 +87,8 @@ export interface RedisAccessOptions {
   url: string;
   /** The clock (ms since the epoch). Replicas must keep theirs in step (NTP): rate windows are named by it. */
   now?: () => number;
+  /** As AccessOptions.monotonic. */
+  monotonic?: () => number;
   log?: (line: string) => void;
   /** As AccessOptions.keyMsPerSecond: this replica's thread time per key per second (0: no limit). */
   keyMsPerSecond: number;
@@ -118,7 +120,8 @@ export class RedisAccess implements Gate {
   private readonly spentByPlan = new PlanTally();
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
   private readonly workByPlan = new PlanTally();
-  private month: UtcMonth = { name: "", start: 0, end: 0, endText: "" };
+  /** The UTC month usage is counted in (MonthReached). */
+  private readonly months: MonthReached;
   /** Whether this replica has seen the store hold a version (so keys once): one without it since has lost them. */
   private storeSeen = false;
   /** Since when (ms) the store has been found without its keys, while it is. */
@@ -137,6 +140,7 @@ export class RedisAccess implements Gate {
 
   constructor(options: RedisAccessOptions) {
     this.now = options.now ?? Date.now;
+    this.months = new MonthReached(options.monotonic);
     this.log = options.log ?? ((line) => console.error(line));
     this.work = new WorkShare(options.keyMsPerSecond);
     this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
@@ -235,7 +239,7 @@ export class RedisAccess implements Gate {
     if (this.redis.outage) return UNAVAILABLE;
     if (this.undoing) return this.undoing.then(() => this.admit(headers, cost, needs));
     const now = this.now();
-    const month = this.currentMonth(now);
+    const month = this.months.at(now);
     const known = this.known.get(text);
     const sha = known?.sha ?? hashKey(text);
     const holdId = `${this.replica}:${++this.holds}`;
@@ -451,10 +455,6 @@ export class RedisAccess implements Gate {
   }
 
   usageTime(now: number): number {
-    return Math.max(now, this.currentMonth(now).start * 1000);
-  }
-
-  private currentMonth(now: number): UtcMonth {
-    return (this.month = monthAt(this.month, now));
+    return this.months.usageTime(now);
   }
 }
