@@ -17,7 +17,7 @@ import {
   type Grant,
 } from "../src/access";
 import { createApp } from "../src/http";
-import { writeUsage } from "../src/access/usage";
+import { UsageLedger, writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
 import { clearStaleScratch, LOCK_RENEW_MS, lockFiles, lockHeld, takeLock, takeLockAsync } from "../src/files";
 import { cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
@@ -67,6 +67,44 @@ describe("the month's end while requests are in flight", () => {
         const credits = Object.entries(usage.key_days ?? {}).map(([day, keys]) => [day, keys[id]?.[1] ?? 0]);
         expect(credits.filter(([, n]) => n)).toEqual([["2026-11-30", 1]]);
       }
+    } finally {
+      await access.stop();
+    }
+  });
+
+  test("a November hold settled once the ledger's day is 1 December is added to 30 November's counts where they are, the ledger staying on 1 December (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const a = await keyMade(dir, { name: "a", account: "a", plan: "free" });
+    const b = await keyMade(dir, { name: "b", account: "b", plan: "free" });
+    let now = Date.parse("2026-11-30T23:59:59.900Z");
+    const access = new Access({ dataDir: dir, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    try {
+      const late = (await access.admit(headersOf(a.key), 1)) as Grant;
+      now = Date.parse("2026-12-01T00:00:00.100Z");
+      access.settle((await access.admit(headersOf(b.key), 1)) as Grant, true); // the ledger's day is 1 December
+      const newDay = spyOn(UsageLedger.prototype as unknown as { newDay(now: number): void }, "newDay");
+      try {
+        access.settle(late, true);
+        access.settle((await access.admit(headersOf(b.key), 1)) as Grant, true);
+        // Before: 2, to 30 November for the settlement and back for the next request (each over every day's counts).
+        expect(newDay).toHaveBeenCalledTimes(0);
+      } finally {
+        newDay.mockRestore();
+      }
+      // As a reader beside the server finds the credits (its journal's lines name their days), and as the stop saves them.
+      const credits = (usage: ReturnType<typeof readUsage>) =>
+        Object.entries(usage.key_days ?? {}).map(([day, keys]) => [day, keys[a.id]?.[1] ?? 0, keys[b.id]?.[1] ?? 0]);
+      const journaled = readUsage(usagePath(dir));
+      await access.stop();
+      const saved = readUsage(usagePath(dir));
+      for (const usage of [journaled, saved]) {
+        expect(usage.months).toEqual({ "2026-11": { a: 1 }, "2026-12": { b: 2 } });
+        expect(credits(usage).sort()).toEqual([
+          ["2026-11-30", 1, 0],
+          ["2026-12-01", 0, 2],
+        ]);
+      }
+      expect(saved.key_days).toEqual({ "2026-11-30": { [a.id]: [1, 1] }, "2026-12-01": { [b.id]: [2, 2] } });
     } finally {
       await access.stop();
     }

@@ -521,15 +521,24 @@ export class UsageLedger {
     const spentIn = (this.data.months[meter.month] ??= nameTable());
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.unsavedCredits += cost;
-    // Its day is of the month its quota held it in: a request answered after the month's end is charged to its last day.
-    const inDay = now >= this.day.start && now < this.day.end && this.day.name.startsWith(meter.month);
-    this.useOf(keyId, inDay ? now : withinMonth(meter.month, now))[1] += cost;
-    this.journalSpending(meter.month, meter.account, cost, keyId);
+    // Its day is of the month its quota held it in: a request answered after the month's end is charged to its last day,
+    // added to that day's counts where they are, without moving the ledger's day there and back (newDay twice a request).
+    const at = withinMonth(meter.month, now);
+    let day: string;
+    if (at === now || (at >= this.day.start && at < this.day.end)) {
+      this.useOf(keyId, at)[1] += cost;
+      day = this.day.name;
+    } else {
+      day = dayOf(at);
+      const keys = ((this.data.key_days ??= nameTable())[day] ??= nameTable());
+      (keys[keyId] ??= [0, 0])[1] += cost;
+    }
+    this.journalSpending(meter.month, meter.account, cost, keyId, day);
     this.changed();
   }
 
   /** The spending on disk before its answer leaves; when it cannot be, it is kept in memory for the next save, and said. */
-  private journalSpending(month: string, account: string, credits: number, keyId: string): void {
+  private journalSpending(month: string, account: string, credits: number, keyId: string, day: string): void {
     // After a failure, not tried again (a file opened, a system call made, on every request of a full disk) until the
     // next save starts a new generation, where a line a full disk cut short stays the last of its file.
     if (this.journalPaused) {
@@ -537,7 +546,7 @@ export class UsageLedger {
       return;
     }
     try {
-      this.journal.append(month, account, credits, keyId, this.day.name);
+      this.journal.append(month, account, credits, keyId, day);
       if (this.journalFailingSince !== undefined)
         this.log(`usage's journal beside ${printableName(this.path)} is written again.`);
       this.journalFailingSince = undefined;
