@@ -271,7 +271,7 @@ export class Access implements Gate {
     }
     const month = this.months.at(now);
     // A clock stepped back over the 1st counts the request on the month's first day, the month it is charged to.
-    this.usage.touch(id, this.usageTime(now));
+    this.usage.touch(id, Math.max(now, month.start * 1000));
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id);
     const held =

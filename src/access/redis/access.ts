@@ -240,6 +240,8 @@ export class RedisAccess implements Gate {
     if (this.undoing) return this.undoing.then(() => this.admit(headers, cost, needs));
     const now = this.now();
     const month = this.months.at(now);
+    // A clock stepped back over the 1st counts the request on the first day of the month it is charged to.
+    const day = dayOf(Math.max(now, month.start * 1000));
     const known = this.known.get(text);
     const sha = known?.sha ?? hashKey(text);
     const holdId = `${this.replica}:${++this.holds}`;
@@ -254,16 +256,14 @@ export class RedisAccess implements Gate {
       holdId,
       String(lease),
       known?.version ?? "",
-      // A clock stepped back over the 1st counts the request on the first day of the month it is charged to.
-      dayOf(Math.max(now, month.start * 1000)),
+      day,
     ];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId, lease }),
       () => {
         // Sent (an outage found before is refused above), and given up on as Redis became unreachable: it may run it
         // still, or have run it, holding credits for a request answered 503. (A command Redis refused ran nothing.)
-        if (this.redis.outage)
-          this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(Math.max(now, month.start * 1000))]);
+        if (this.redis.outage) this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), day]);
         return UNAVAILABLE;
       },
     );
