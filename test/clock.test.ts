@@ -428,6 +428,34 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
+  test("how long Redis could not be reached is said on the monotonic clock: never a negative outage after the clock stepped back (D200)", async () => {
+    const redis = await startRedis();
+    try {
+      const store = await RedisKeyStore.open(redis.url);
+      const { key } = await keyMade(store, { name: "o", account: "o", plan: "free" }).finally(() => store.close());
+      const lines: string[] = [];
+      const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: (line) => lines.push(line) });
+      await access.start();
+      const wall = Date.now;
+      let clock: ReturnType<typeof spyOn> | undefined;
+      try {
+        await access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+        await redis.kill();
+        await access.admit(headersOf(key), 1); // found unreachable: the outage begins
+        clock = spyOn(Date, "now").mockImplementation(() => wall() - 600_000); // NTP steps the clock back
+        await redis.restart();
+        for (let i = 0; i < 100 && !lines.some((l) => l.includes("answers again (after")); i++) await Bun.sleep(100);
+        // Before: "(after -600.0 s)".
+        expect(lines.find((l) => l.includes("answers again (after"))).toMatch(/answers again \(after \d+\.\d s\)/);
+      } finally {
+        clock?.mockRestore();
+        access.stop();
+      }
+    } finally {
+      await redis.stop();
+    }
+  });
+
   test("how long the account store could not answer /metrics is said on the monotonic clock: never a negative outage after the clock stepped back (D200)", async () => {
     const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0, log: () => {} });
     const store = access.accounts();
