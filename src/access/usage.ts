@@ -148,15 +148,14 @@ export class MonthReached {
 }
 
 /**
- * `now`, or, when it is outside `month` ("YYYY-MM"), the month's nearest instant: the time a request held in one month
- * and answered in another (across 00:00 UTC on the 1st, or a clock stepped back over it) is charged at, so that its
- * credits count on a day of the month whose quota held them, and the dashboard's keys add up to the account's (D20).
+ * `now`, or, when it is outside `month` (its start and end in Unix seconds, carried by its hold), the month's nearest
+ * instant: the time a request held in one month and answered in another (across 00:00 UTC on the 1st, or a clock
+ * stepped back over it) is charged at, so that its credits count on a day of the month whose quota held them, and the
+ * dashboard's keys add up to the account's (D20).
  */
-export function withinMonth(month: string, now: number): number {
-  const start = Date.parse(`${month}-01T00:00:00.000Z`);
-  if (now < start) return start;
-  const end = monthEnd(start) * 1000;
-  return now < end ? now : end - 1;
+export function withinMonth(month: { start: number; end: number }, now: number): number {
+  if (now < month.start * 1000) return month.start * 1000;
+  return now < month.end * 1000 ? now : month.end * 1000 - 1;
 }
 
 /** The JSON text the checksum is of: the counters, in the file's order. */
@@ -304,6 +303,9 @@ const writeUsageText: UsageWriter = (path, text) => atomicWriteAsync(path, text,
 export interface Meter {
   readonly account: string;
   readonly month: string;
+  /** The month's start and end (Unix seconds), for withinMonth: worked out once a meter, not at each settlement. */
+  readonly start: number;
+  readonly end: number;
   held: number;
 }
 
@@ -508,7 +510,11 @@ export class UsageLedger {
   hold(account: string, month: string, cost: number, quota: number): Meter | undefined {
     let m = this.meters.get(account);
     // A new month gets a new meter; requests of the old one settle with theirs.
-    if (m === undefined || m.month !== month) this.meters.set(account, (m = { account, month, held: 0 }));
+    if (m === undefined || m.month !== month) {
+      const start = Date.parse(`${month}-01T00:00:00.000Z`);
+      m = { account, month, start: start / 1000, end: monthEnd(start), held: 0 };
+      this.meters.set(account, m);
+    }
     if (quota - this.spent(account, month) - m.held < cost) return undefined;
     m.held += cost;
     return m;
@@ -523,7 +529,7 @@ export class UsageLedger {
     this.unsavedCredits += cost;
     // Its day is of the month its quota held it in: a request answered after the month's end is charged to its last day,
     // added to that day's counts where they are, without moving the ledger's day there and back (newDay twice a request).
-    const at = withinMonth(meter.month, now);
+    const at = withinMonth(meter, now);
     let day: string;
     if (at === now || (at >= this.day.start && at < this.day.end)) {
       this.useOf(keyId, at)[1] += cost;

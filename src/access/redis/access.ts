@@ -29,7 +29,7 @@ import {
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { dayOf, MonthReached, withinMonth } from "../usage";
+import { dayOf, MonthReached, withinMonth, type UtcMonth } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
@@ -74,7 +74,8 @@ const UNDO_LIMIT = 100_000;
 interface RedisGrant extends Grant {
   spentThisMonth: number;
   heldThisMonth: number;
-  month: { name: string; end: number; endText: string };
+  /** The month it was admitted in, its hold's. */
+  month: UtcMonth;
 }
 
 /** How this replica's settings differ from those the replica started before it wrote to Redis (at: when). */
@@ -366,7 +367,7 @@ export class RedisAccess implements Gate {
       String(g.cost),
       succeeded ? "1" : "0",
       quota,
-      dayOf(withinMonth(hold.month, this.now())),
+      dayOf(withinMonth(g.month, this.now())), // the month its hold is of (hold.month is its name)
       g.key.record.id,
     ];
     return this.redis.run(SETTLE, args).then(
