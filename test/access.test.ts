@@ -39,6 +39,14 @@ import {
 } from "./helpers";
 import { rawGet, rawRequest } from "./raw-http";
 
+/**
+ * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread), for the servers
+ * here asked for no search, lucky or MCP search (or only for ones refused before the engine): each search thread costs
+ * a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot). The file's shared server, searched,
+ * keeps its threads.
+ */
+const startUnsearched = (env: Record<string, string>) => startServer({ TOME_SEARCH_WORKERS: "0", ...env });
+
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
 
@@ -102,7 +110,13 @@ describe("the first start", () => {
 describe("the first start on a terminal", () => {
   test("prints the key and the stop after Ctrl-C plainly, not in the red Bun gives console.error (which says 'error')", async () => {
     // `script` gives the server a terminal: its output as the person at it sees it.
-    const env = { TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: tempDir("tome-data-"), PORT: "0" };
+    const env = {
+      TOME_SNAPSHOT: await snapshotFor(DUMPS),
+      TOME_DATA: tempDir("tome-data-"),
+      PORT: "0",
+      // Asked for nothing: no search threads (D101), as startUnsearched.
+      TOME_SEARCH_WORKERS: "0",
+    };
     const run = Bun.spawn(["script", "-qfec", `bun ${START}`, "/dev/null"], {
       cwd: ROOT,
       env: { ...process.env, ...env },
@@ -129,7 +143,7 @@ describe("the first start on a terminal", () => {
 describe("the first start on a TOME_DATA with a space and a quote", () => {
   test("the command it prints to make another key, pasted as printed, makes one in that folder", async () => {
     const data = join(tempDir("tome-data-"), "my data", "it's");
-    const first = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    const first = await startUnsearched({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
     const said = first.stderr();
     await first.stop();
     const command = /Lost it\? Make another with: (.+)\. Manage keys/.exec(said)?.[1] ?? said;
@@ -584,7 +598,7 @@ describe("quota (D20)", () => {
     for (let i = 0; i < 4; i++) made.push(await keyMade(own, { name: `q${i}`, account: "acct", plan: "business" }));
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(own), { months: { [month]: { acct: 999_950 } }, last_used: {} });
-    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: own });
+    const s = await startUnsearched({ TOME_SNAPSHOT: snapshot, TOME_DATA: own });
     try {
       // Errors first: a 400 and a 404 spend nothing.
       expect((await call(s.url, made[0]!.key, "/v1/page/abc")).headers.get("x-quota-remaining")).toBe("50");
@@ -1094,7 +1108,7 @@ describe("usage on disk", () => {
   test("every credit answered survives kill -9 (D20), and a restart picks up where it left off", async () => {
     const dir = tempDir("tome-data-");
     const { key } = await keyMade(dir, { name: "k", account: "crash", plan: "business" });
-    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    const s = await startUnsearched({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
     let done = 0;
     let killed = false;
     // Four clients, one request each at a time; killed the moment the 60th answer has come, others in flight.
@@ -1122,7 +1136,7 @@ describe("usage on disk", () => {
     expect(saved).toBeGreaterThanOrEqual(done);
     expect(saved).toBeLessThanOrEqual(done + 4);
     // A restart picks up the saved count.
-    const again = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    const again = await startUnsearched({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
     try {
       for (let i = 0; i < 5; i++) expect((await call(again.url, key, "/v1/license")).status).toBe(200);
       const r = await call(again.url, key, "/v1/license");
@@ -1240,7 +1254,7 @@ describe("usage on disk", () => {
 
   test("D190: while usage.json cannot be written (made a directory), /healthz is degraded, naming no path; ok once a save lands", async () => {
     const dir = tempDir("tome-data-");
-    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    const s = await startUnsearched({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
     try {
       const health = async () => (await fetch(`${s.url}/healthz`)).json();
       expect((await call(s.url, s.key!)).status).toBe(200);

@@ -33,6 +33,13 @@ import {
 setDefaultTimeout(120_000);
 
 const DUMPS = { dumps: [EN_2016, EN_2006] };
+
+/**
+ * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread), for the servers
+ * here asked for no search, lucky or MCP search: each search thread costs a server's start about 1.2 CPU-s (it loads
+ * the engine and opens the snapshot). The file's shared server and SIGTERM's, searched, keep their threads.
+ */
+const startUnsearched = (env: Record<string, string>) => startServer({ TOME_SEARCH_WORKERS: "0", ...env });
 const MAX = Number.MAX_SAFE_INTEGER;
 
 let server: ServerProcess;
@@ -1256,7 +1263,7 @@ describe("server faults", () => {
 describe("bun run start", () => {
   test("Ctrl-C passed on twice (npm start, bun run start) still stops gracefully; two servers never share a data folder", async () => {
     const data = tempDir("tome-data-");
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    const server = await startUnsearched({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
     // A second server on the same data folder would write over the first's usage counts: refused, told what to do.
     const second = await runToExit(["bun", START], {
       TOME_SNAPSHOT: await snapshotFor(DUMPS),
@@ -1273,7 +1280,7 @@ describe("bun run start", () => {
     expect(await server.proc.exited).toBe(0);
     expect(server.stderr()).toContain("Stopped: 0 request(s) answered after SIGINT.");
     // The folder is let go with the server: the next start takes it.
-    const next = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    const next = await startUnsearched({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
     expect(await next.stop()).toBe(0);
   });
 
@@ -1389,7 +1396,7 @@ describe("bun run start", () => {
       },
     });
     try {
-      const started = await startServer({ CWD: dir, TOME_REDIS_URL: `redis://127.0.0.1:${redis.port}` });
+      const started = await startUnsearched({ CWD: dir, TOME_REDIS_URL: `redis://127.0.0.1:${redis.port}` });
       expect(await started.stop()).toBe(0);
       // Before: snapshots/ was listed before Redis was reached, found empty, and the sample built.
       expect(started.stderr()).not.toContain("building the sample");
