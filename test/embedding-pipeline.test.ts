@@ -50,7 +50,9 @@ beforeAll(async () => {
   const after = await snapshotFor({ dumps: [EN_2016], chunkWords: 120 });
   const data = tempDir("tome-data-");
   key = (await newKey(data, "--name", "pipeline", "--plan", "enterprise", "--scope", "full")).key;
-  server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data });
+  // Asked for /v1/changes, /v1/page and /v1/chunk, no search (D101): no search threads, each of which costs the
+  // start about 1.2 CPU-s.
+  server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data, TOME_SEARCH_WORKERS: "0" });
   const r = await runToExit(
     ["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", before, "--out", exported],
     {},

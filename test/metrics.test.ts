@@ -209,10 +209,12 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
   test("is not served: 404, with or without a key or a bearer", async () => {
     const data = tempDir("tome-data-");
     const { key } = await newKey(data, "--name", "k", "--plan", "enterprise");
+    // Asked for no search (D101): no search threads, each of which costs the start about 1.2 CPU-s.
     const server = await startServer({
       TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS),
       TOME_DATA: data,
       TOME_ADMIN_TOKEN: "",
+      TOME_SEARCH_WORKERS: "0",
     });
     try {
       const statuses = [];
