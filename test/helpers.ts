@@ -310,8 +310,9 @@ export async function keyTool(
  * `bun run start` (src/cli/start.ts' main) in this process, with these variables over this process's environment, for
  * a start that is refused before it serves (a damaged key store, a data folder it cannot use): its exit code and what
  * it says, as keyTool gives the key tool's, without a process of its own (about a CPU-second each: it loads the
- * server). A start that is not refused would serve here: a test of one runs it (startServer), as does a test of what
- * the process prints beyond its refusal (this gives what start says through its io: its notes and its refusal).
+ * server). A start that is not refused would serve here: a test of one runs it (startServer). Everything start prints
+ * before it serves goes through its io and is in what this gives: its notes (serveFromConfig's, the key store's and
+ * Redis' log among them), its warnings and its refusal; only the request log, once serving, is the process's stdout.
  */
 export async function startTool(
   env: Record<string, string>,

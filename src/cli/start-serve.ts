@@ -30,12 +30,15 @@ import { downloadProgress } from "./progress";
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { type Address, describeListening, ensurePortFree, listenFailure, PortInUse, readAddress } from "./listen";
-import { note } from "./main";
+import { type CommandIo, note } from "./main";
 import { ConfigError, NEW_KEY_COMMAND, SNAPSHOT_DIR, type Config } from "./config";
 import { isSample, SAMPLE_NAME, snapshotsToServe } from "./snapshots";
 import { commandLine } from "../invocation";
 import { printableName, shellWord } from "../printable";
 import { DEFAULT_KEY_MS_PER_SECOND } from "../request-time";
+
+/** Where a line for the person at the terminal goes: start's io's stderr (note). */
+type Say = (line: string) => void;
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
@@ -56,9 +59,9 @@ const SIGNAL_ECHO_MS = 1000;
 const keysInDataFolder = (config: Config): boolean => config.auth && !config.redisUrl;
 
 /** Keys and usage (in files, or in Redis with TOME_REDIS_URL), or none when TOME_AUTH=off. */
-function openAccess(config: Config): Access | RedisAccess | undefined {
+function openAccess(config: Config, io: CommandIo): Access | RedisAccess | undefined {
   if (!config.auth) {
-    console.error(
+    io.error(
       "WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.",
     );
     return undefined;
@@ -68,11 +71,12 @@ function openAccess(config: Config): Access | RedisAccess | undefined {
     if (wrong) throw new ConfigError(wrong);
     return new RedisAccess({
       url: config.redisUrl,
+      log: (line) => io.error(line),
       keyMsPerSecond: config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND,
     });
   }
   // keysInDataFolder: the folder start locks.
-  return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond });
+  return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond, log: (line) => io.error(line) });
 }
 
 /**
@@ -95,43 +99,43 @@ function replicaSettings(config: Config): Record<string, string> {
  * Writes this replica's settings to Redis and says how they differ from the replica's started before it (D39); with
  * Redis unreachable, once it answers again (a replica started while it was down compared nothing, ever).
  */
-async function compareSettings(access: RedisAccess, config: Config): Promise<void> {
+async function compareSettings(access: RedisAccess, config: Config, say: Say): Promise<void> {
   let shared: Awaited<ReturnType<RedisAccess["shareSettings"]>>;
   try {
     shared = await access.shareSettings(replicaSettings(config));
   } catch {
-    if (access.redis.outage) access.onceAnswering(() => void compareSettings(access, config));
+    if (access.redis.outage) access.onceAnswering(() => void compareSettings(access, config, say));
     return;
   }
   if (shared?.differ.length)
-    note(
+    say(
       `WARNING: this replica's settings differ from those of the replica started before it on Redis at ${access.redis.address}${shared.at ? ` (at ${shared.at})` : ""}: ${shared.differ.map((d) => `${d.name} is ${d.here} here, ${d.there} there`).join("; ")}. Each replica applies its own (a key's work share is its replica's; an operator signed in on one is signed out by a replica with another TOME_ADMIN_TOKEN): give every replica the same settings (docs/redis.md).`,
     );
 }
 
 /** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
-async function announceRedisKeys(access: RedisAccess, config: Config): Promise<void> {
-  await compareSettings(access, config);
+async function announceRedisKeys(access: RedisAccess, config: Config, say: Say): Promise<void> {
+  await compareSettings(access, config, say);
   const count = await access.keyCount();
   const where = `Redis at ${access.redis.address}`;
-  if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
+  if (count === undefined) say(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    note(
+    say(
       `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… ${commandLine("keys")} import`,
     );
   } else
-    note(
+    say(
       `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… ${commandLine("keys")}.`,
     );
-  await warnWithoutAof(access);
+  await warnWithoutAof(access, say);
 }
 
 /** Says when Redis runs without its append-only file (D41); with Redis unreachable, once it answers again. */
-async function warnWithoutAof(access: RedisAccess): Promise<void> {
+async function warnWithoutAof(access: RedisAccess, say: Say): Promise<void> {
   const appendOnly = await access.appendOnly();
-  if (appendOnly === undefined && access.redis.outage) access.onceAnswering(() => void warnWithoutAof(access));
+  if (appendOnly === undefined && access.redis.outage) access.onceAnswering(() => void warnWithoutAof(access, say));
   if (appendOnly === false)
-    note(
+    say(
       `Redis at ${access.redis.address} runs without its append-only file: a restart of Redis loses every key change and credit since its last snapshot, revocations included. Run it with appendonly yes and appendfsync everysec (docs/redis.md).`,
     );
 }
@@ -140,11 +144,11 @@ async function warnWithoutAof(access: RedisAccess): Promise<void> {
  * Once the server is up (so that a start that fails never shows a key nobody keeps): the first
  * key when the store is new, else how to make one.
  */
-function announceKeys(access: Access, config: Config): void {
+function announceKeys(access: Access, config: Config, say: Say): void {
   const dataDir = config.dataDir;
   const command = config.dataDirGiven ? `TOME_DATA=${shellWord(dataDir)} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
   if (!access.firstStart) {
-    note(`API keys are in ${printableName(dataDir)}/. Without one at hand, make one with: ${command}`);
+    say(`API keys are in ${printableName(dataDir)}/. Without one at hand, make one with: ${command}`);
     return;
   }
   const { key, record } = updateKeyFile(dataDir, (file) =>
@@ -153,7 +157,7 @@ function announceKeys(access: Access, config: Config): void {
   // Served from now: read at the first request instead, a keys.json damaged before it left the server with no key at
   // all ("the last good keys" were none), the one it had just printed refused with 403 (D190).
   access.readKeys();
-  note(
+  say(
     `No API key existed in ${printableName(dataDir)}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
       `Lost it? Make another with: ${command}. Manage keys with "${commandLine("keys")}" (see --help).`,
@@ -165,13 +169,13 @@ function announceKeys(access: Access, config: Config): void {
  * the background by the swap (hashing them before serving would take minutes at full size), and a damaged
  * snapshot gives way to the next one, or stops the server when there is none (D85).
  */
-function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
+function serveFirst(path: string, makeApp: (tome: Engine) => App, say: Say): App {
   const started = performance.now();
   const tome = openUnguarded(path);
   // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
   tome.snapshot.container.mapAll();
   const m = tome.snapshot.meta;
-  note(
+  say(
     `Loaded ${printableName(path)}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
   );
   return makeApp(tome);
@@ -202,7 +206,7 @@ type SnapshotPlan =
  * sections are mapped when it is served), or a dump file not there when no snapshot in snapshots/ would be served
  * instead (only then is the folder listed, its notes said with the error: why TOME_DUMP was read).
  */
-function checkSnapshotSettings(config: Config): void {
+function checkSnapshotSettings(config: Config, say: Say): void {
   if (config.snapshot) {
     openContainer(config.snapshot);
     return;
@@ -213,7 +217,7 @@ function checkSnapshotSettings(config: Config): void {
   try {
     planSnapshot(config, (line) => found.push(line));
   } catch (err) {
-    for (const line of found) note(line);
+    for (const line of found) say(line);
     throw err;
   }
 }
@@ -254,13 +258,13 @@ function planSnapshot(config: Config, say: (line: string) => void): SnapshotPlan
  * build into snapshots/: then planned again, and what was written served (D190). A second server started beside the
  * first on an empty snapshots/ exited, told to use --out, a setting start has not.
  */
-async function snapshotToServe(config: Config): Promise<string> {
+async function snapshotToServe(config: Config, say: Say): Promise<string> {
   for (;;) {
     try {
-      return await ensureSnapshot(planSnapshot(config, note));
+      return await ensureSnapshot(planSnapshot(config, say), say);
     } catch (err) {
       if (!(err instanceof OutputTaken)) throw err;
-      note(
+      say(
         `start: another build ${err.holder} is writing that snapshot: waiting for it to end, then serving what it wrote (or building it, if it wrote nothing).`,
       );
       // Free once its holder ends, or is gone (killed: D175's rules, the ones a taker breaks it by).
@@ -270,10 +274,10 @@ async function snapshotToServe(config: Config): Promise<string> {
 }
 
 /** The snapshot to serve, built first (downloading its dump first) when the plan says so. */
-async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
+async function ensureSnapshot(plan: SnapshotPlan, say: Say): Promise<string> {
   if ("serve" in plan) return plan.serve;
   if ("sample" in plan) {
-    note(
+    say(
       `No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}, into ${SNAPSHOT_DIR}/${SAMPLE_NAME}.`,
     );
     return buildSnapshot(
@@ -283,7 +287,7 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
         chunkWords: DEFAULT_CHUNK_WORDS,
         allowTruncated: false,
       },
-      note,
+      say,
     );
   }
   const { url, found } = plan;
@@ -291,11 +295,11 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
   const why = found
     ? `Only the sample (${printableName(found)}) is in ${SNAPSHOT_DIR}/`
     : `No snapshot in ${SNAPSHOT_DIR}/`;
-  const dump = url ? await downloadDump(url, why) : plan.dump;
-  note(`${why}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`);
+  const dump = url ? await downloadDump(url, why, say) : plan.dump;
+  say(`${why}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`);
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
   try {
-    return await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+    return await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, say);
   } catch (err) {
     // A download the server cut short, or damaged, would be taken as whole by every later start: it is put aside.
     if (!url || !(err instanceof DumpError) || !err.damaged) throw err;
@@ -308,22 +312,22 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
 }
 
 /** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path; `why`: what snapshots/ holds. */
-async function downloadDump(url: string, why: string): Promise<string> {
+async function downloadDump(url: string, why: string, say: Say): Promise<string> {
   const name = fileNameOf(url);
   const dest = join(DOWNLOAD_DIR, name);
   const shown = printableName(url);
   if (existsSync(dest)) {
-    note(`Using ${dest}, downloaded earlier from ${shown} (delete it to download again).`);
+    say(`Using ${dest}, downloaded earlier from ${shown} (delete it to download again).`);
     return dest;
   }
   mkdirSync(DOWNLOAD_DIR, { recursive: true });
-  note(`${why}: downloading ${shown} into ${dest} (stopped, it resumes where it was when run again).`);
+  say(`${why}: downloading ${shown} into ${dest} (stopped, it resumes where it was when run again).`);
   const bar = downloadProgress(name);
   // Stopped (Ctrl-C, SIGTERM): the bar gives the terminal back its cursor, and the log says what is kept, not nothing.
   const stop = () => {
     bar.stop();
     const kept = existsSync(`${dest}.part`) ? statSync(`${dest}.part`).size : 0;
-    note(
+    say(
       `Download stopped: ${kept.toLocaleString("en-US")} bytes of it kept in ${dest}.part; the next start resumes from there.`,
     );
     process.exit(STOPPED_EXIT_CODE);
@@ -333,14 +337,14 @@ async function downloadDump(url: string, why: string): Promise<string> {
   try {
     await download(url, dest, {
       onProgress: (received, total) => bar.update(received, total),
-      log: (line) => note(line),
+      log: say,
     });
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     bar.stop();
   }
-  note(
+  say(
     `Downloaded ${dest}; it is kept, to build again without downloading: delete it once the snapshot is built to free the space.`,
   );
   return dest;
@@ -363,25 +367,26 @@ function sampleBanner(path: string, pages: number): string {
 }
 
 /** Serves as `config` says, from the snapshot it names or the best of snapshots/ (one is built when there is none). */
-export async function serveFromConfig(config: Config): Promise<void> {
+export async function serveFromConfig(config: Config, io: CommandIo): Promise<void> {
+  const say: Say = (line) => note(line, io);
   // HOST, PORT, TOME_SNAPSHOT and TOME_DUMP checked (the rest by readConfig) before the data folder is locked or
   // written: a wrong one was said after a fresh folder got keys.gen and a server.lock, or after "another Tome server
   // uses the data folder" when one ran there.
   const address = await readAddress(config);
   // Its notes are said by the plan made after the lock ("serving it" was said, then "another Tome server uses the data folder").
-  checkSnapshotSettings(config);
+  checkSnapshotSettings(config, say);
   // Checked before the data folder is locked or written, and a snapshot built or loaded (minutes), and again just before serving.
   ensurePortFreeFor(address, config);
-  const access = openAccess(config);
+  const access = openAccess(config, io);
   if (access instanceof Access) access.claim();
   // Connecting early; an unreachable Redis is not fatal (503 until it answers).
   if (access instanceof RedisAccess) await access.start();
   const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
   // A build or update of snapshots/ killed outright (kill -9, the OOM killer) left its scratch there, gigabytes at English
   // Wikipedia's size, and its lock: gone now, not at the next build into snapshots/ (D196). A running one's stay.
-  clearLeftovers(SNAPSHOT_DIR, (line) => note(`start: ${line}.`));
+  clearLeftovers(SNAPSHOT_DIR, (line) => say(`start: ${line}.`));
   // Planned now, snapshots/ listed now: one that snapshot:build wrote while Redis was connecting is served, not built over.
-  const path = await snapshotToServe(config);
+  const path = await snapshotToServe(config, say);
   const requests = stdoutLog();
   let running: ReturnType<typeof serve>;
   // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
@@ -389,24 +394,27 @@ export async function serveFromConfig(config: Config): Promise<void> {
     setTimeout(() => {
       const started = performance.now();
       Bun.gc(true);
-      console.error(
+      io.error(
         `swap: ${printableName(freed.path)} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
       );
     }, 0);
   // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-  const app = serveFirst(path, (tome) =>
-    createApp(tome, {
-      access,
-      log: requests.sink,
-      adminToken,
-      onFreed,
-      accounts: access?.accounts(),
-      publicUrl,
-      trustedProxies,
-      searchTimeoutMs: config.searchTimeoutMs,
-      searchWorkers: config.searchWorkers,
-      searchWorkerNice: config.searchWorkerNice,
-    }),
+  const app = serveFirst(
+    path,
+    (tome) =>
+      createApp(tome, {
+        access,
+        log: requests.sink,
+        adminToken,
+        onFreed,
+        accounts: access?.accounts(),
+        publicUrl,
+        trustedProxies,
+        searchTimeoutMs: config.searchTimeoutMs,
+        searchWorkers: config.searchWorkers,
+        searchWorkerNice: config.searchWorkerNice,
+      }),
+    say,
   );
   // Every search worker has the snapshot open first: until then a worker reads its file, which nothing would wait for (D103).
   await app.ready();
@@ -417,10 +425,10 @@ export async function serveFromConfig(config: Config): Promise<void> {
     throw listenFailure(err, address);
   }
   if (access instanceof Access) access.start();
-  if (access instanceof Access) announceKeys(access, config);
-  else if (access) await announceRedisKeys(access, config);
+  if (access instanceof Access) announceKeys(access, config, say);
+  else if (access) await announceRedisKeys(access, config, say);
   const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
-  const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+  const swapper = new SnapshotSwapper(app, source, (line) => io.error(line));
   void swapper.verifyFirst().then((served) => served || process.exit(1));
   let stopping = 0;
   const stop = async (signal: string) => {
@@ -428,13 +436,13 @@ export async function serveFromConfig(config: Config): Promise<void> {
     // too: the same key press twice, within a second. A later one stops at once.
     if (stopping) {
       if (performance.now() - stopping < SIGNAL_ECHO_MS) return;
-      console.error(
+      io.error(
         `${signal} again: stopping at once; the requests in flight are not answered, the last counts not saved.`,
       );
       process.exit(130);
     }
     stopping = performance.now();
-    note(`${signal}: no new connections; finishing the requests in flight.`);
+    say(`${signal}: no new connections; finishing the requests in flight.`);
     swapper.stop();
     const before = running.answered();
     await running.stop();
@@ -444,10 +452,10 @@ export async function serveFromConfig(config: Config): Promise<void> {
       await access?.stop();
     } catch (err) {
       if (!(err instanceof UsageNotSaved)) throw err;
-      console.error(`start: ${err.message}`);
+      io.error(`start: ${err.message}`);
       saved = false;
     }
-    note(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
+    say(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
     process.exit(saved ? 0 : 1);
   };
   // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
@@ -458,9 +466,9 @@ export async function serveFromConfig(config: Config): Promise<void> {
   const watching = watch && swapper.watch();
   const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
   // The line that says it serves comes last: whoever waits for it has read the others.
-  if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
+  if (isSample(path)) say(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
   const what = config.snapshot ? `${printableName(path)} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
   // One stream for the three: lines written through two could reach the reader out of order.
-  note(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
-  note(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+  say(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+  say(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
 }

@@ -39,7 +39,7 @@ export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<
   await mainOf(
     "start",
     // The server, the engine and the build are loaded once the arguments are read: --help loads none of them.
-    async (config) => (await import("./start-serve")).serveFromConfig(config),
+    async (config) => (await import("./start-serve")).serveFromConfig(config, io),
     { fixedFolder: SNAPSHOT_DIR, io },
   );
 }
