@@ -6,7 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { querySampler } from "../bench/queries";
-import type { Engine, Hit, RankedHit } from "../src/search";
+import type { Engine, Hit } from "../src/search";
+import { type RankedHit, rankedHits } from "../src/search/engine";
 import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ, withOrders } from "./helpers";
 
 const EVERY_PAGE = 100_000;
@@ -59,8 +60,8 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]) {
   const plans = new Set<string>();
   for (const { q, pageId } of queries) {
     const base = { budgetMs: Infinity, highlight: false, pageId };
-    // The oracle's hits unformatted (engine.ranked: the same ranking, page ids, chunks and scores, what is compared).
-    const all = engine.ranked(q, { ...base, limit: EVERY_PAGE, pruning: false });
+    // The oracle's hits unformatted (rankedHits: the same ranking, page ids, chunks and scores, what is compared).
+    const all = rankedHits(engine, q, { ...base, limit: EVERY_PAGE, pruning: false });
     const oracle = all.hits;
     // The default searches' windows by their offset when five deep: the walk below asks for the same ones again.
     const fives = new Map<number, Hit[]>();
@@ -105,6 +106,22 @@ describe("every window is a slice of one order", () => {
     // The executor's bounds skip: most pruned windows decode fewer postings than scoring every one.
     expect(fewer).toBeGreaterThan(compared / 4);
   }, 600_000);
+
+  test("the oracle (rankedHits) ranks as search does, unformatted, and is no search to the engine's watchers (/metrics)", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const told: string[] = [];
+    const unwatch = engine.watch((work) => told.push(work.plan));
+    try {
+      const oracle = rankedHits(engine, "album", { limit: 10 });
+      expect(told).toEqual([]);
+      const searched = engine.search("album", { limit: 10 });
+      expect(told).toHaveLength(1);
+      expect(ranked(oracle.hits)).toEqual(shown(searched.hits));
+      expect(oracle.hits.length).toBe(10);
+    } finally {
+      unwatch();
+    }
+  }, 120_000);
 
   test("English, one-word queries from stored page orders (D51) wherever they answer, the words plan past them", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });

@@ -54,11 +54,30 @@ import { intro, type PageCandidate, type Ranking } from "./stages/candidate";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
-/** A hit as Engine.ranked() gives it: what search() formats. */
+/** A hit as rankedHits() gives it: what search() formats. */
 export interface RankedHit {
   pageId: number;
   chunk: number;
   score: number;
+}
+
+/** Engine's private window, unformatted (set by the class's static block: rankedHits reads it). */
+let rankedWindow: (engine: Engine, q: string, options: SearchOptions) => { hits: RankedHit[]; work: SearchWork };
+
+/**
+ * The window engine.search(q, options) answers, each hit its page id, chunk and score only: ranked the same way,
+ * neither cropped nor highlighted, and told to no watcher (it is no search: an app's /metrics do not count it). For a
+ * test that checks one ranking against another: an oracle asked for every page of a query (test/windows.test.ts) spent
+ * most of its time formatting thousands of hits it compares by these three. Not part of the package's API (not
+ * exported by search/index.ts).
+ * @internal
+ */
+export function rankedHits(
+  engine: Engine,
+  q: string,
+  options: SearchOptions = {},
+): { hits: RankedHit[]; work: SearchWork } {
+  return rankedWindow(engine, q, options);
 }
 
 export class Engine {
@@ -170,13 +189,25 @@ export class Engine {
     return () => this.watchers.delete(watcher);
   }
 
+  static {
+    rankedWindow = (engine, q, options) => {
+      const { hits } = engine.window(q, options, performance.now(), () => (p) => ({
+        pageId: engine.catalog.pages.shown(p.page).pageId,
+        chunk: p.best.chunk - engine.catalog.firstChunk[p.page]!,
+        score: p.best.score,
+      }));
+      return { hits, work: engine.stages.meter.work() };
+    };
+  }
+
   /** Searches the chunks (D6–D9); a bad argument is a TypeError or RangeError naming it (checkSearch). */
   search(q: string, options: SearchOptions = {}): SearchResult {
     const started = performance.now();
-    const { hits, total, work } = this.window(q, options, started, (query, ideal) => {
+    const { hits, total } = this.window(q, options, started, (query, ideal) => {
       const format = hitFormatter(this.stages, query, options, ideal);
       return (p) => format(p.page, p.best, p.group);
     });
+    const work = this.workDone();
     return {
       hits,
       estimatedTotalHits: total,
@@ -187,26 +218,15 @@ export class Engine {
   }
 
   /**
-   * The window search() answers, each hit its page id, chunk and score only: ranked the same way, neither cropped nor
-   * highlighted. For a test that checks one ranking against another: an oracle asked for every page of a query
-   * (test/windows.test.ts) spent most of its time formatting thousands of hits it compares by these three.
+   * The pages of a search's window [offset, offset + limit), each made a hit by `shape`, and its query's total; its
+   * work is the meter's (search tells it to the watchers, workDone; rankedHits does not).
    */
-  ranked(q: string, options: SearchOptions = {}): { hits: RankedHit[]; work: SearchWork } {
-    const { hits, work } = this.window(q, options, performance.now(), () => (p) => ({
-      pageId: this.catalog.pages.shown(p.page).pageId,
-      chunk: p.best.chunk - this.catalog.firstChunk[p.page]!,
-      score: p.best.score,
-    }));
-    return { hits, work };
-  }
-
-  /** The pages of a search's window [offset, offset + limit), each made a hit by `shape`, its query's total and its work. */
   private window<T>(
     q: string,
     options: SearchOptions,
     started: number,
     shape: (query: ParsedQuery, ideal: number) => (p: PageCandidate) => T,
-  ): { hits: T[]; total: number; work: SearchWork } {
+  ): { hits: T[]; total: number } {
     this.usable();
     checkSearch(q, options);
     const limit = options.limit ?? DEFAULTS.limit;
@@ -218,7 +238,7 @@ export class Engine {
       const window = ranked.pages.slice(offset, offset + limit);
       return { hits: window.map(shape(query, ranked.ideal)), total: ranked.total };
     });
-    return { hits, total, work: this.workDone() };
+    return { hits, total };
   }
 
   /**

@@ -17,7 +17,7 @@ import { loadIndexes } from "./postings/store";
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
 // What the engine throws and returns, for a program to catch and type by the package's own name ("tome").
 export { SnapshotError, type SnapshotChunk, type SnapshotPage, type SnapshotSection } from "../snapshot";
-export { Engine, type RankedHit } from "./engine";
+export { Engine } from "./engine";
 export {
   DEFAULTS,
   GUARDS,
