@@ -33,22 +33,29 @@ setDefaultTimeout(120_000);
 
 const byTitle = (r: Awaited<ReturnType<typeof ingest>>, title: string) => r.articles.find((a) => a.title === title)!;
 
+/** The shared dumps that are damaged: converted with allowTruncated (up to the damage); the others without it. */
+const DAMAGED = new Set([EN_2006_TRUNCATED, ...TRUNCATED_XZ]);
+
 /**
- * Each dump converted once (a damaged one up to its damage, as --allow-truncated does) with its leaks counted: the
- * tests that read a dump so converted read it here.
+ * Each dump converted once with its leaks counted: a healthy one the default way (no allowTruncated, as
+ * ingested({ dumps: [path] }) converts it), a damaged one up to its damage, as --allow-truncated does. The tests that
+ * read a dump so converted read it here.
  */
 const scans = new Map<string, ReturnType<typeof dumpLeaks>>();
 const scanned = (path: string) => {
   let scan = scans.get(path);
-  if (!scan) scans.set(path, (scan = dumpLeaks(path)));
+  if (!scan) scans.set(path, (scan = dumpLeaks(path, DAMAGED.has(path))));
   return scan;
 };
 
 /**
- * A whole dump's conversion, as ingested({ dumps: [path] }) makes it: the leaks scan's (allowTruncated changes nothing
- * before a damage, and its onPage only reads the pages), so that each shared dump is converted once in this file.
+ * A healthy dump's conversion the default way, as ingested({ dumps: [path] }) makes it: the leaks scan's (its onPage
+ * only reads the pages), so that each shared dump is converted once in this file.
  */
-const converted = (path: string) => scanned(path).then((scan) => scan.result);
+const converted = (path: string) => {
+  if (DAMAGED.has(path)) throw new Error(`${path} is damaged: read its scan (scanned), converted with allowTruncated`);
+  return scanned(path).then((scan) => scan.result);
+};
 
 /**
  * A parsing worker that converts no page (ingest's parsingWorker option): for the tests whose claim is about the

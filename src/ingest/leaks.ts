@@ -18,12 +18,15 @@ export interface DumpLeaks {
   counts: Record<string, number>;
 }
 
-/** Converts a dump (a damaged one up to the damage) and counts its leaks. */
-export async function dumpLeaks(dump: string): Promise<DumpLeaks> {
+/**
+ * Converts a dump and counts its leaks. allowTruncated (`bun run leaks` passes it): a damaged dump is converted up to
+ * its damage, as --allow-truncated does; without it a damaged dump fails, as a build's default does.
+ */
+export async function dumpLeaks(dump: string, allowTruncated: boolean): Promise<DumpLeaks> {
   const authored = new Map<number, Map<string, number>>();
   const result = await ingest({
     dumps: [dump],
-    allowTruncated: true,
+    allowTruncated,
     onPage: (page) => {
       const words = countArtifacts(page.text);
       if (words.size) authored.set(page.pageId, words);
