@@ -27,6 +27,7 @@ import {
   format1Bytes,
   format1Page,
   launch,
+  NO_SEARCH_THREADS,
   ROOT,
   runToExit,
   type ServerProcess,
@@ -34,19 +35,11 @@ import {
   spawnServer,
   SQUAD,
   START,
-  startServer as startPooledServer,
+  startServer,
   startTool,
   tempDir,
   writeFormat1,
 } from "./helpers";
-
-/**
- * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread): this file's
- * servers are asked for no search, lucky or MCP search, and each search thread costs a server's start about 1.2 CPU-s
- * (it loads the engine and opens the snapshot: 5.0 CPU-s with two, as on a 2-core CI, 2.6 with none).
- */
-const startServer = (env: Record<string, string>, timeoutMs?: number) =>
-  startPooledServer({ TOME_SEARCH_WORKERS: "0", ...env }, timeoutMs);
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -334,7 +327,7 @@ describe("bun run start", () => {
     // A build still running beside it: this test's own process stands in (alive, and not the server's).
     const running = `.tome-pages-${process.pid}-abcdef`;
     mkdirSync(join(folder, running));
-    const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_AUTH: "off" });
+    const server = await startServer({ ...NO_SEARCH_THREADS, CWD: cwd, TOME_SNAPSHOT: "", TOME_AUTH: "off" });
     try {
       const said = server
         .stderr()
@@ -354,7 +347,7 @@ describe("bun run start", () => {
     const cwd = tempDir();
     // It builds before it serves: spawnServer's 60 s was passed here at load 38 on 2 cores (the build done, "Loaded" the
     // next line). The test's own limit (120 s) less its checks.
-    const server = await startServer({ CWD: cwd, TOME_DUMP: SQUAD, TOME_SNAPSHOT: "" }, 100_000);
+    const server = await startServer({ ...NO_SEARCH_THREADS, CWD: cwd, TOME_DUMP: SQUAD, TOME_SNAPSHOT: "" }, 100_000);
     try {
       expect(server.stderr()).toContain(`No snapshot in snapshots/: building one from ${SQUAD}`);
       expect(existsSync(join(cwd, "snapshots", "enwiki.tome"))).toBe(true);
@@ -399,7 +392,7 @@ describe("start: where it listens", () => {
   let withoutHost: Promise<ServerProcess> | undefined;
   const serverWithoutHost = async () =>
     (withoutHost ??= snapshotFor({ dumps: [SQUAD], limit: 10 }).then((snapshot) =>
-      startServer({ TOME_SNAPSHOT: snapshot, TOME_AUTH: "off" }),
+      startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_AUTH: "off" }),
     ));
   afterAll(async () => {
     if (withoutHost) expect(await (await withoutHost).stop()).toBe(0);
@@ -436,7 +429,12 @@ describe("start: where it listens", () => {
 
   test("HOST is the address it listens on, and the banner says so", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
-    const server = await startServer({ TOME_SNAPSHOT: snapshot, HOST: "127.0.0.1", TOME_AUTH: "off" });
+    const server = await startServer({
+      ...NO_SEARCH_THREADS,
+      TOME_SNAPSHOT: snapshot,
+      HOST: "127.0.0.1",
+      TOME_AUTH: "off",
+    });
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(server.stderr()).toContain("listening on 127.0.0.1 only");
@@ -452,7 +450,7 @@ describe("start: where it listens", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-    const v6 = await startServer({ TOME_SNAPSHOT: snapshot, HOST: "::1", TOME_AUTH: "off" });
+    const v6 = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, HOST: "::1", TOME_AUTH: "off" });
     try {
       expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
       expect((await fetch(`${v6.url}/healthz`)).status).toBe(200);
@@ -516,14 +514,14 @@ describe("start: keys and dumps", () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).not.toMatch(/wk_[A-Za-z0-9]{32}/);
     const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
-    const first = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: snapshot });
+    const first = await startServer({ ...NO_SEARCH_THREADS, TOME_DATA: data, TOME_SNAPSHOT: snapshot });
     try {
       expect(first.key).toMatch(/^wk_/);
       expect((await fetch(`${first.url}/v1/meta`, { headers: { "X-API-Key": first.key! } })).status).toBe(200);
     } finally {
       expect(await first.stop()).toBe(0);
     }
-    const again = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: snapshot });
+    const again = await startServer({ ...NO_SEARCH_THREADS, TOME_DATA: data, TOME_SNAPSHOT: snapshot });
     try {
       expect(again.key).toBeUndefined();
       const hint = /bun run keys create --name \S+ --plan enterprise --scope full/.exec(again.stderr())?.[0];

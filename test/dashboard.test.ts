@@ -27,6 +27,7 @@ import {
   ROOT,
   snapshotFor,
   startServer,
+  NO_SEARCH_THREADS,
   startTool,
   tempDir,
   type ServerProcess,
@@ -163,12 +164,6 @@ async function revoke(page: Page, name: string): Promise<void> {
     page.click(`xpath/.//tr[td[@data-label='Name'][normalize-space()='${name}']]//a[contains(@href,'/revoke')]`),
   ]);
 }
-
-/**
- * TOME_SEARCH_WORKERS for a server asked for no search (D101, 0: searches on the request thread): each search thread
- * costs a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot). The replicas, searched, keep theirs.
- */
-const NO_SEARCH_THREADS = "0";
 
 const search = (base: string, key: string) =>
   fetch(`${base}/v1/search?q=anarchism`, { headers: { "X-API-Key": key } }).then(async (r) => {
@@ -909,7 +904,7 @@ describe("a store of 50,000 keys (D81)", () => {
       TOME_DATA: data,
       TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
       TOME_ADMIN_TOKEN: ADMIN_TOKEN,
-      TOME_SEARCH_WORKERS: NO_SEARCH_THREADS,
+      ...NO_SEARCH_THREADS, // no search asked (the replicas, searched, keep their threads)
     });
   });
   afterAll(async () => {
@@ -1058,7 +1053,7 @@ describe("dashboard requests are limited and charged (D82)", () => {
       TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
       // A share of 1 ms a second: a few dashboard requests use it up while a key uses the server too.
       TOME_KEY_MS_PER_SECOND: "1",
-      TOME_SEARCH_WORKERS: NO_SEARCH_THREADS,
+      ...NO_SEARCH_THREADS,
     });
   });
   afterAll(async () => {

@@ -307,6 +307,14 @@ export async function keyTool(
 }
 
 /**
+ * The variables for a server asked for no search, lucky or MCP search, spread into its env
+ * (startServer({ ...NO_SEARCH_THREADS, ... })): TOME_SEARCH_WORKERS=0 (D101: searches on the request thread). Each
+ * search thread costs a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot: 5.0 CPU-s with two,
+ * as on a 2-core CI, 2.6 with none).
+ */
+export const NO_SEARCH_THREADS = { TOME_SEARCH_WORKERS: "0" } as const;
+
+/**
  * `bun run start` (src/cli/start.ts' main) in this process, with these variables over this process's environment, for
  * a start that is refused before it serves (a damaged key store, a data folder it cannot use): its exit code and what
  * it says, as keyTool gives the key tool's, without a process of its own (about a CPU-second each: it loads the

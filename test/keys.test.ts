@@ -32,23 +32,16 @@ import {
   keyMade,
   keyTool,
   killedMidWrite,
+  NO_SEARCH_THREADS,
   ROOT,
   runToExit,
   snapshotFor,
   SQUAD,
   START,
-  startServer as startPooledServer,
+  startServer,
   startTool,
   tempDir,
 } from "./helpers";
-
-/**
- * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread): this file's
- * servers are asked for no search, lucky or MCP search, and each search thread costs a server's start about 1.2 CPU-s
- * (it loads the engine and opens the snapshot: 5.0 CPU-s with two, as on a 2-core CI, 2.6 with none).
- */
-const startServer = (env: Record<string, string>, timeoutMs?: number) =>
-  startPooledServer({ TOME_SEARCH_WORKERS: "0", ...env }, timeoutMs);
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
@@ -412,7 +405,11 @@ describe("start with an empty, damaged or missing keys.json", () => {
 describe("keys.json damaged while the server runs", () => {
   test("the server keeps serving its last good keys, logs the damage once, and takes the file again when it is whole", async () => {
     const dir = tempDir("tome-data-");
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    const server = await startServer({
+      ...NO_SEARCH_THREADS,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
+      TOME_DATA: dir,
+    });
     try {
       const key = server.key!;
       const status = async () => (await fetch(`${server.url}/v1/license`, { headers: { "X-API-Key": key } })).status;
@@ -449,7 +446,11 @@ describe("keys.json damaged while the server runs", () => {
 
   test("D190: damaged right after a first start, before any request: the key it printed is still served", async () => {
     const dir = tempDir("tome-data-");
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    const server = await startServer({
+      ...NO_SEARCH_THREADS,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
+      TOME_DATA: dir,
+    });
     try {
       writeFileSync(keysPath(dir), "garbage");
       await Bun.sleep(1100);
@@ -1037,7 +1038,11 @@ describe("the key tool", () => {
     const dir = tempDir("tome-data-");
     const read = await keyMade(dir, { name: "r", scope: "read" });
     const full = await keyMade(dir, { name: "f", scope: "full" });
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    const server = await startServer({
+      ...NO_SEARCH_THREADS,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
+      TOME_DATA: dir,
+    });
     try {
       const get = (path: string, key: string) => fetch(server.url + path, { headers: { "X-API-Key": key } });
       for (const path of ["/v1/pdf/5000001", "/v1/pdf/5000001.pdf"]) {

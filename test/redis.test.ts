@@ -27,22 +27,15 @@ import {
   keyMade,
   type KeyMade,
   keyTool,
+  NO_SEARCH_THREADS,
   ROOT,
   runToExit,
   type ServerProcess,
   snapshotFor,
-  startServer as startPooledServer,
+  startServer,
   tempDir,
 } from "./helpers";
 import { startRedis, type RedisServer } from "../bench/redis-server";
-
-/**
- * startServer with no search threads (TOME_SEARCH_WORKERS=0, D101: searches on the request thread): this file's
- * servers are asked for no search, lucky or MCP search, and each search thread costs a server's start about 1.2 CPU-s
- * (it loads the engine and opens the snapshot: 5.0 CPU-s with two, as on a 2-core CI, 2.6 with none).
- */
-const startServer = (env: Record<string, string>, timeoutMs?: number) =>
-  startPooledServer({ TOME_SEARCH_WORKERS: "0", ...env }, timeoutMs);
 
 setDefaultTimeout(60_000);
 
@@ -79,7 +72,8 @@ async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2
   return { status: res.status, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
 }
 
-const startReplica = (url = redis.url) => startServer({ TOME_SNAPSHOT: snapshot, TOME_REDIS_URL: url });
+const startReplica = (url = redis.url) =>
+  startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_REDIS_URL: url });
 
 beforeAll(async () => {
   snapshot = await snapshotFor({ dumps: [EN_2016] });
@@ -109,6 +103,7 @@ describe("three replicas on one Redis", () => {
     };
     for (const started of replicas) expect(await said(started)).not.toContain("settings differ");
     const other = await startServer({
+      ...NO_SEARCH_THREADS,
       TOME_SNAPSHOT: snapshot,
       TOME_REDIS_URL: redis.url,
       TOME_KEY_MS_PER_SECOND: "100",
@@ -135,7 +130,12 @@ describe("three replicas on one Redis", () => {
     process.kill(down.pid(), "SIGSTOP");
     let late: ServerProcess | undefined;
     try {
-      late = await startServer({ TOME_SNAPSHOT: snapshot, TOME_REDIS_URL: down.url, TOME_KEY_MS_PER_SECOND: "100" });
+      late = await startServer({
+        ...NO_SEARCH_THREADS,
+        TOME_SNAPSHOT: snapshot,
+        TOME_REDIS_URL: down.url,
+        TOME_KEY_MS_PER_SECOND: "100",
+      });
       const server = late;
       const said = () => server.stderr();
       for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(100))
@@ -232,7 +232,7 @@ describe("three replicas on one Redis", () => {
 
   test("D19 and D20 headers are those of a single server with files", async () => {
     const data = tempDir("tome-data-");
-    const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    const single = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
       const fileKey = (await keyMade(data, { name: "h", account: "h", plan: "free" })).key;
       const redisKey = (await keyOn(redis.url, { name: "h", account: "h", plan: "free" })).key;
@@ -241,7 +241,7 @@ describe("three replicas on one Redis", () => {
       // reads it.
       await single.stop();
       writeUsage(usagePath(data), { months: { [month()]: { h: 4995 } }, last_used: {} });
-      const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+      const fileServer = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: data });
       const paths = [
         "/v1/chunk/39_2",
         "/v1/page/abc",
@@ -302,7 +302,7 @@ describe("three replicas on one Redis", () => {
 
   test("a read key's 403 for a PDF carries its key's X-RateLimit-* and X-Quota-* headers, counting nothing, as with files (D23)", async () => {
     const data = tempDir("tome-data-");
-    const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    const fileServer = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
       const fileKey = (await keyMade(data, { name: "r", account: "reader", plan: "free", scope: "read" })).key;
       const redisKey = (await keyOn(redis.url, { name: "r", account: "reader", plan: "free", scope: "read" })).key;
@@ -1164,7 +1164,7 @@ describe("keys import and export", () => {
       expect(usage.months).toEqual({ [month()]: { mover: 1235 } });
       expect(Date.parse(usage.last_used[a.id]!)).toBeGreaterThan(Date.parse("2026-01-02T03:04:05.000Z"));
       // A single server serves the exported store.
-      const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: out });
+      const single = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: out });
       try {
         const r = await call(single.url, a.key);
         expect([r.status, r.headers.get("x-quota-remaining")]).toEqual([200, String(50_000 - 1235 - 1)]);
@@ -1180,7 +1180,7 @@ describe("keys import and export", () => {
   test("an import with no TOME_REDIS_URL, or a Redis that does not answer, says so before asking to stop the server that serves the folder", async () => {
     const data = tempDir("tome-data-");
     await keyMade(data, { name: "a", account: "mover" });
-    const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    const single = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
       const unset = await keyTool(data, "import");
       expect([unset.code, unset.stderr]).toEqual([
@@ -1202,7 +1202,7 @@ describe("keys import and export", () => {
     const a = await keyMade(data, { name: "a", account: "mover" });
     const empty = await startRedis();
     try {
-      const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+      const single = await startServer({ ...NO_SEARCH_THREADS, TOME_SNAPSHOT: snapshot, TOME_DATA: data });
       try {
         expect((await call(single.url, a.key)).status).toBe(200);
         const refused = await keysOn(empty.url, ["import"], data);

@@ -5,7 +5,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { EN_2016, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
+import { EN_2016, NO_SEARCH_THREADS, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
 import { freePort } from "../bench/redis-server";
 
 setDefaultTimeout(90_000);
@@ -25,7 +25,7 @@ const env = {
   // The replicas take it from the script's environment: no search threads (D101, 0: searches on the request thread),
   // as this test asks for no search; each thread costs a replica's start about 1.2 CPU-s (it loads the engine and opens
   // the snapshot).
-  TOME_SEARCH_WORKERS: "0",
+  ...NO_SEARCH_THREADS,
 };
 const script = join(ROOT, "deploy/replicas.sh");
 
