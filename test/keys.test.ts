@@ -31,6 +31,7 @@ import { KEY_STORE_READ_SECONDS } from "../src/request-time";
 import {
   keyMade,
   keyTool,
+  newKey,
   killedMidWrite,
   NO_SEARCH_THREADS,
   ROOT,
@@ -62,12 +63,8 @@ async function start(dataDir: string) {
   return { code, out: stdout + stderr };
 }
 
-/** A new key, from the key tool's `keys create --json` run in this process (keyTool), as newKey gives a process's. */
-async function madeByTool(dataDir: string, ...args: string[]): Promise<Json> {
-  const r = await keyTool(dataDir, "create", "--json", ...args);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout);
-}
+/** A new key, from the key tool's `keys create --json` run in this process (newKey's inProcess: keyTool). */
+const madeByTool = (dataDir: string, ...args: string[]): Promise<Json> => newKey({ dataDir, inProcess: true }, ...args);
 
 /** The files of a data directory, as they are. */
 function filesOf(dir: string): Record<string, string | null> {
