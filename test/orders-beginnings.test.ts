@@ -34,8 +34,10 @@ describe("the beginnings of a word given orders (D141)", () => {
       let words = 0;
       let astral = 0;
       // Every word's three comparisons made here, the differing ones collected and asserted none at the end: one
-      // expect per word and range cost more than the comparisons themselves (over 400,000 of them).
-      const differing: { word: string; least: number; most: number; found: string[]; joined: string[] }[] = [];
+      // expect per word and range cost more than the comparisons themselves (over 400,000 of them). Reported: how many
+      // differ, and the first 20 (a defect in every word would print hundreds of thousands).
+      let differing = 0;
+      const first: { word: string; least: number; most: number; found: string[]; joined: string[] }[] = [];
       engine.text.eachTerm((key) => {
         const word = termOfKey(key);
         const letters = [...word];
@@ -49,10 +51,11 @@ describe("the beginnings of a word given orders (D141)", () => {
           const found: string[] = [];
           eachBeginning(word, least, most, (prefix) => found.push(prefix));
           const expected = joined(letters, least, most);
-          if (!sameStrings(found, expected)) differing.push({ word, least, most, found, joined: expected });
+          if (!sameStrings(found, expected) && differing++ < 20)
+            first.push({ word, least, most, found, joined: expected });
         }
       });
-      expect(differing).toEqual([]);
+      expect({ differing, first }).toEqual({ differing: 0, first: [] });
       expect(words).toBeGreaterThan(10_000);
       expect(astral).toBeGreaterThan(0);
     });
