@@ -36,6 +36,7 @@ import {
   startServer,
   tempDir,
   killedMidWrite,
+  NO_SEARCH_THREADS,
 } from "./helpers";
 import { rawGet, rawRequest } from "./raw-http";
 
@@ -45,7 +46,7 @@ import { rawGet, rawRequest } from "./raw-http";
  * a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot). The file's shared server, searched,
  * keeps its threads.
  */
-const startUnsearched = (env: Record<string, string>) => startServer({ TOME_SEARCH_WORKERS: "0", ...env });
+const startUnsearched = (env: Record<string, string>) => startServer({ ...NO_SEARCH_THREADS, ...env });
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -115,7 +116,7 @@ describe("the first start on a terminal", () => {
       TOME_DATA: tempDir("tome-data-"),
       PORT: "0",
       // Asked for nothing: no search threads (D101), as startUnsearched.
-      TOME_SEARCH_WORKERS: "0",
+      ...NO_SEARCH_THREADS,
     };
     const run = Bun.spawn(["script", "-qfec", `bun ${START}`, "/dev/null"], {
       cwd: ROOT,

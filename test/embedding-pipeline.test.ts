@@ -20,7 +20,17 @@ import {
   syncChanges,
 } from "../examples/embedding-pipeline";
 import { openSnapshot } from "../src/snapshot";
-import { EN_2016, newKey, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import {
+  EN_2016,
+  NO_SEARCH_THREADS,
+  newKey,
+  ROOT,
+  runToExit,
+  snapshotFor,
+  startServer,
+  tempDir,
+  type ServerProcess,
+} from "./helpers";
 
 setDefaultTimeout(180_000);
 
@@ -52,7 +62,7 @@ beforeAll(async () => {
   key = (await newKey(data, "--name", "pipeline", "--plan", "enterprise", "--scope", "full")).key;
   // Asked for /v1/changes, /v1/page and /v1/chunk, no search (D101): no search threads, each of which costs the
   // start about 1.2 CPU-s.
-  server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data, TOME_SEARCH_WORKERS: "0" });
+  server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data, ...NO_SEARCH_THREADS });
   const r = await runToExit(
     ["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", before, "--out", exported],
     {},

@@ -22,7 +22,19 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { SAMPLE_NAME } from "../src/cli/snapshots";
 import { takeLock } from "../src/files";
-import { dump, EN_2006, launch, ROOT, runToExit, SQUAD, START, snapshotFor, startServer, tempDir } from "./helpers";
+import {
+  dump,
+  EN_2006,
+  launch,
+  NO_SEARCH_THREADS,
+  ROOT,
+  runToExit,
+  SQUAD,
+  START,
+  snapshotFor,
+  startServer,
+  tempDir,
+} from "./helpers";
 
 setDefaultTimeout(120_000);
 /**
@@ -194,7 +206,7 @@ describe("npm start with no snapshot", () => {
         TOME_DUMP: "",
         HOST: "127.0.0.1",
         TOME_AUTH: "off",
-        TOME_SEARCH_WORKERS: "0",
+        ...NO_SEARCH_THREADS,
       },
       { cwd: own },
     );
@@ -297,7 +309,7 @@ describe("npm start with no snapshot", () => {
       HOST: "127.0.0.1",
       TOME_AUTH: "off",
       // Asked for /v1/meta only (D101): no search threads, each of which costs the start and the swap an engine.
-      TOME_SEARCH_WORKERS: "0",
+      ...NO_SEARCH_THREADS,
     });
     try {
       expect(server.stderr()).toContain("This is a SAMPLE");
@@ -323,7 +335,7 @@ describe("npm start with no snapshot", () => {
     copyFileSync(samplePath, join(dir, "snapshots", SAMPLE_NAME));
     const server = await startServer(
       // Asked for nothing (D101): no search threads, each of which costs the start about 1.2 CPU-s.
-      { CWD: dir, TOME_SNAPSHOT: "", TOME_DUMP: SQUAD, HOST: "127.0.0.1", TOME_SEARCH_WORKERS: "0" },
+      { CWD: dir, TOME_SNAPSHOT: "", TOME_DUMP: SQUAD, HOST: "127.0.0.1", ...NO_SEARCH_THREADS },
       BUILD_THEN_SERVE_MS,
     );
     try {
@@ -456,7 +468,7 @@ describe("npm start with no snapshot", () => {
     const url = `http://127.0.0.1:${http.port}/squad-dev-articles.xml.bz2`;
     const server = await startServer(
       // Asked for nothing (D101): no search threads, each of which costs the start about 1.2 CPU-s.
-      { CWD: cwd, TOME_SNAPSHOT: "", TOME_DUMP: url, HOST: "127.0.0.1", TOME_SEARCH_WORKERS: "0" },
+      { CWD: cwd, TOME_SNAPSHOT: "", TOME_DUMP: url, HOST: "127.0.0.1", ...NO_SEARCH_THREADS },
       BUILD_THEN_SERVE_MS,
     );
     try {

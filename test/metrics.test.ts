@@ -18,6 +18,7 @@ import {
   START,
   startServer,
   tempDir,
+  NO_SEARCH_THREADS,
 } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -214,7 +215,7 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
       TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS),
       TOME_DATA: data,
       TOME_ADMIN_TOKEN: "",
-      TOME_SEARCH_WORKERS: "0",
+      ...NO_SEARCH_THREADS,
     });
     try {
       const statuses = [];
