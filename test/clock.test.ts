@@ -20,7 +20,7 @@ import { createApp } from "../src/http";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
 import { clearStaleScratch, LOCK_RENEW_MS, lockFiles, lockHeld, takeLock, takeLockAsync } from "../src/files";
-import { cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
+import { accountsUpWhile, cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
 
 // The dashboard's test builds an engine of the fixture's sample (seconds on a busy machine).
 setDefaultTimeout(60_000);
@@ -460,17 +460,11 @@ describe("the wall clock stepped back or forward", () => {
     const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0, log: () => {} });
     const store = access.accounts();
     let up = false;
-    const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
     const notices: string[] = [];
     const token = "metrics-test-token-0123456789abcdef";
     const app = createApp(await engineFor({ dumps: [EN_2016] }), {
       access,
-      accounts: {
-        ...store,
-        failures: (name, fail, now) => (up ? store.failures(name, fail, now) : down()),
-        remember: (name, now) => (up ? store.remember(name, now) : down()),
-        known: (name, now) => (up ? store.known(name, now) : down()),
-      },
+      accounts: accountsUpWhile(store, () => up),
       adminToken: token,
       notice: (line) => notices.push(line),
     });

@@ -21,7 +21,7 @@ import { writeIngested } from "../src/build";
 import { takeLock } from "../src/files";
 import { DEFAULT_CHUNK_WORDS, ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { App, AppOptions } from "../src/http";
-import type { KeyFile, PlanName, Scope } from "../src/access";
+import type { AccountStore, KeyFile, PlanName, Scope } from "../src/access";
 import type { CommandIo } from "../src/cli/main";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
@@ -622,4 +622,15 @@ export async function killedMidWrite(dir: string, name: string, script: string) 
   const live = `.${name}.${writing.pid}.tmp`;
   writeFileSync(join(dir, live), "{}");
   return { live, writing };
+}
+
+/** The account store's sign-in counts refused ("connection refused", as from Redis down) while `up()` says so. */
+export function accountsUpWhile(store: AccountStore, up: () => boolean): AccountStore {
+  const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
+  return {
+    ...store,
+    failures: (name, fail, now) => (up() ? store.failures(name, fail, now) : down()),
+    remember: (name, now) => (up() ? store.remember(name, now) : down()),
+    known: (name, now) => (up() ? store.known(name, now) : down()),
+  };
 }

@@ -19,6 +19,7 @@ import {
   startServer,
   tempDir,
   NO_SEARCH_THREADS,
+  accountsUpWhile,
 } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -389,16 +390,10 @@ describe("guesses at the admin token (D147)", () => {
     const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0 });
     const store = access.accounts();
     let up = false;
-    const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
     const notices: string[] = [];
     const app = createApp(await engineFor(SQUAD_OPTIONS), {
       access,
-      accounts: {
-        ...store,
-        failures: (name, fail, now) => (up ? store.failures(name, fail, now) : down()),
-        remember: (name, now) => (up ? store.remember(name, now) : down()),
-        known: (name, now) => (up ? store.known(name, now) : down()),
-      },
+      accounts: accountsUpWhile(store, () => up),
       adminToken: TOKEN,
       trustedProxies: ["unknown"],
       notice: (line) => notices.push(line),

@@ -3,12 +3,23 @@
  * second (WorkShare), so one key's expensive searches are refused before they slow the others.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Access, createKey, updateKeyFile } from "../src/access";
+import { Access, createKey, type Scope, updateKeyFile } from "../src/access";
 import { createApp } from "../src/http";
+import type { Engine } from "../src/search";
 import { WorkShare } from "../src/access/work";
 import { EN_2006, EN_2016, engineFor, snapshotFor, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
+
+/** The English snapshots' engine, and a data folder holding one enterprise key of this scope (its work share unbounded). */
+async function enterpriseKey(scope: Scope): Promise<{ engine: Engine; dir: string; key: string }> {
+  const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+  const dir = tempDir("tome-data-");
+  const key = updateKeyFile(dir, (f) =>
+    createKey(f, { name: "k", account: "k", plan: "enterprise", scope, now: Date.now() }),
+  ).key;
+  return { engine, dir, key };
+}
 
 describe("WorkShare", () => {
   test("a key may spend its share of a second; past it, while another key uses the server, it waits until the share has grown back", () => {
@@ -155,11 +166,7 @@ describe("over HTTP", () => {
 
 describe("what a request is charged (D57)", () => {
   test("the whole request on the server's thread: a large page's validation, serialization and ETag count, not only its building", async () => {
-    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
-    const dir = tempDir("tome-data-");
-    const key = updateKeyFile(dir, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() }),
-    ).key;
+    const { engine, dir, key } = await enterpriseKey("read");
     const access = new Access({ dataDir: dir });
     const app = createApp(engine, {
       access,
@@ -188,11 +195,7 @@ describe("what a request is charged (D57)", () => {
   });
 
   test("a PDF request's time on the server's thread counts (its article read and hashed, a HEAD's too), not its wait for the render (D25)", async () => {
-    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
-    const dir = tempDir("tome-data-");
-    const key = updateKeyFile(dir, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "full", now: Date.now() }),
-    ).key;
+    const { engine, dir, key } = await enterpriseKey("full");
     const access = new Access({ dataDir: dir });
     const RENDER_MS = 300;
     const pdf = {
@@ -227,11 +230,7 @@ describe("what a request is charged (D57)", () => {
   });
 
   test("the request thread's waits for a core during a PDF's render are other requests': not taken off its own time (D25 amended)", async () => {
-    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
-    const dir = tempDir("tome-data-");
-    const key = updateKeyFile(dir, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "full", now: Date.now() }),
-    ).key;
+    const { engine, dir, key } = await enterpriseKey("full");
     const access = new Access({ dataDir: dir });
     // The thread's clock of its waits for a core: it waits 1,000 ms while the render runs elsewhere (others' requests
     // had the core), and never while this request is on it.
@@ -261,11 +260,7 @@ describe("what a request is charged (D57)", () => {
   });
 
   test("with the search pool: a search's time in its worker counts as well as its time on the request thread (D102)", async () => {
-    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
-    const dir = tempDir("tome-data-");
-    const key = updateKeyFile(dir, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() }),
-    ).key;
+    const { engine, dir, key } = await enterpriseKey("read");
     const access = new Access({ dataDir: dir });
     const app = createApp(engine, { access, searchWorkers: 1 });
     try {
