@@ -37,6 +37,7 @@ import {
   tempDir,
   killedMidWrite,
   NO_SEARCH_THREADS,
+  startUnsearched,
 } from "./helpers";
 import { rawGet, rawRequest } from "./raw-http";
 
@@ -46,7 +47,6 @@ import { rawGet, rawRequest } from "./raw-http";
  * a server's start about 1.2 CPU-s (it loads the engine and opens the snapshot). The file's shared server, searched,
  * keeps its threads.
  */
-const startUnsearched = (env: Record<string, string>) => startServer({ ...NO_SEARCH_THREADS, ...env });
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

@@ -314,6 +314,10 @@ export async function keyTool(
  */
 export const NO_SEARCH_THREADS = { TOME_SEARCH_WORKERS: "0" } as const;
 
+/** startServer for a server asked for no search (NO_SEARCH_THREADS). */
+export const startUnsearched = (env: Record<string, string>, timeoutMs?: number): Promise<ServerProcess> =>
+  startServer({ ...NO_SEARCH_THREADS, ...env }, timeoutMs);
+
 /**
  * `bun run start` (src/cli/start.ts' main) in this process, with these variables over this process's environment, for
  * a start that is refused before it serves (a damaged key store, a data folder it cannot use): its exit code and what

@@ -27,7 +27,7 @@ import {
   startServer,
   tempDir,
   wikiOf,
-  NO_SEARCH_THREADS,
+  startUnsearched,
 } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -40,7 +40,6 @@ const DUMPS = { dumps: [EN_2016, EN_2006] };
  * here asked for no search, lucky or MCP search: each search thread costs a server's start about 1.2 CPU-s (it loads
  * the engine and opens the snapshot). The file's shared server and SIGTERM's, searched, keep their threads.
  */
-const startUnsearched = (env: Record<string, string>) => startServer({ ...NO_SEARCH_THREADS, ...env });
 const MAX = Number.MAX_SAFE_INTEGER;
 
 let server: ServerProcess;

@@ -88,9 +88,13 @@ export const pdfRoutes = (
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();
+        // Past the render's time limit: the machine is loaded, not the article at fault (D26); a 503, as a full queue,
+        // logged as one line (a loaded machine would fill the log with stacks).
+        if (err instanceof PdfTimeoutError) {
+          logError(`/v1/pdf/${page_id}: ${err.message}`);
+          throw late(err.limitMs, err.retryAfter);
+        }
         logError(err);
-        // Past the render's time limit: the machine is loaded, not the article at fault (D26); a 503, as a full queue.
-        if (err instanceof PdfTimeoutError) throw late(err.limitMs, err.retryAfter);
         throw apiError(ERRORS.pdfFailed);
       }
       // The client left as it was made: never delivered, not charged (the PDF is kept for next time).
