@@ -130,11 +130,15 @@ async function writtenPathAsync(path: string): Promise<Landing> {
   return step.value;
 }
 
-/** The file a symbolic link at `path` leads to when that is not there (a volume not mounted?); else undefined. */
+/**
+ * The file a symbolic link at `path` leads to when its folder is not there (a volume not mounted?); else undefined. A
+ * link to a file not made yet in a folder that is there (a volume mounted, empty) is not one: a write makes the file
+ * there, as atomicWrite does (it refuses only a missing folder, linkLeadsNowhere), and reading it finds no file yet.
+ */
 export function linkToNothing(path: string): string | undefined {
   try {
     const { target, linked, found } = writtenPath(path);
-    return linked && !found ? target : undefined;
+    return linked && !found && !existsSync(dirname(target)) ? target : undefined;
   } catch {
     return undefined;
   }

@@ -834,6 +834,31 @@ describe("usage on disk", () => {
     expect(existsSync(join(root, "vol"))).toBe(false);
   });
 
+  test("a link to a file not there yet, in a folder that is there (a volume mounted, empty): not refused; a new store is made there, a missing usage.json said missing (D190)", async () => {
+    const root = tempDir("tome-root-");
+    const volume = join(root, "vol");
+    mkdirSync(volume);
+    // keys.json linked into the mounted, empty volume: a first start (before: "…which is not there (a volume not mounted?)").
+    const fresh = join(root, "fresh");
+    mkdirSync(fresh);
+    fs.symlinkSync(join(volume, "keys.json"), keysPath(fresh));
+    expect(new Access({ dataDir: fresh, keyMsPerSecond: 0, log: () => {} }).firstStart).toBe(true);
+    updateKeyFile(fresh, (f) =>
+      createKey(f, { name: "k", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+    );
+    expect(fs.lstatSync(keysPath(fresh)).isSymbolicLink()).toBe(true);
+    expect(readKeyFile(join(volume, "keys.json")).keys.map((k) => k.name)).toEqual(["k"]);
+    // usage.json linked there, not made yet beside a keys.json: the "missing" warning, and made through the link.
+    fs.symlinkSync(join(volume, "usage.json"), usagePath(fresh));
+    const said: string[] = [];
+    const access = new Access({ dataDir: fresh, keyMsPerSecond: 0, log: (line) => said.push(line) });
+    access.start();
+    await access.stop();
+    expect(said.some((line) => line.startsWith(`WARNING: ${usagePath(fresh)} is missing`))).toBe(true);
+    expect(existsSync(join(volume, "usage.json"))).toBe(true);
+    expect(fs.lstatSync(usagePath(fresh)).isSymbolicLink()).toBe(true);
+  });
+
   test("usage.json that cannot be saved while its journal can: the stop and /healthz do not call the journaled credits lost (D20)", async () => {
     const path = usagePath(tempDir("tome-data-"));
     // usage.json cannot be written (made a directory, a read-only file); the journal beside it can.
