@@ -772,6 +772,30 @@ describe("the key tool", () => {
     expect(filesOf(dir)).toEqual(before);
   });
 
+  test("keys create on a new store whose usage.json cannot be written: refused before the key is made when its link leads to a missing folder; else the key still shown, with a warning", async () => {
+    // usage.json linked to a volume not mounted: before, keys.json was written and the key never shown (exit 1).
+    const dir = tempDir("tome-data-");
+    const volume = join(tempDir("tome-root-"), "vol");
+    fs.symlinkSync(join(volume, "usage.json"), join(dir, "usage.json"));
+    const refused = await keyTool(dir, "create", "--name", "app");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toStartWith(
+      `keys create: ${join(dir, "usage.json")} is a link to ${join(volume, "usage.json")}, which is not there (a volume not mounted?)`,
+    );
+    expect(refused.stdout).toBe("");
+    expect(existsSync(keysPath(dir))).toBe(false);
+    // A write that fails past that check (a link to itself: ELOOP): the key is made, so it is shown, and the failure said.
+    const looped = tempDir("tome-data-");
+    fs.symlinkSync(join(looped, "usage.json"), join(looped, "usage.json"));
+    const made = await keyTool(looped, "create", "--name", "app");
+    expect(made.code).toBe(0);
+    const key = made.stdout.trim();
+    expect(readKeyFile(keysPath(looped)).keys.map((k) => k.prefix)).toEqual([key.slice(0, 7)]);
+    expect(made.stderr).toContain(
+      `WARNING: the key was made in ${keysPath(looped)}, but ${join(looped, "usage.json")}`,
+    );
+  });
+
   test("a key made but printed to no one (keys create killed between its write and its print) is found by keys list, by its first characters, and revoked (D196)", async () => {
     const dir = tempDir("tome-data-");
     // What the kill leaves: the key in keys.json, counted against the plan, its text shown to nobody.

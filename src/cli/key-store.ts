@@ -21,6 +21,8 @@ import {
   type KeyFile,
   type UsageData,
 } from "../access";
+import { leadsNowhere, linkToNothing } from "../files";
+import { printableName } from "../printable";
 
 export interface KeyToolStore {
   /**
@@ -47,9 +49,13 @@ export async function openRedis(url: string | undefined): Promise<RedisKeyStore>
 
 /**
  * The store env names, opened on first use (a command's --help or a bad argument never waits on
- * Redis). With Redis, close() ends the connection.
+ * Redis). With Redis, close() ends the connection. `warn` is told what a change made but could not finish (its
+ * result is still returned, so a key made is shown).
  */
-export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToolStore {
+export function keyStoreOf(
+  config: Pick<Config, "dataDir" | "redisUrl">,
+  warn: (line: string) => void = () => {},
+): KeyToolStore {
   const url = config.redisUrl;
   if (url) {
     let redis: Promise<RedisKeyStore> | undefined;
@@ -72,13 +78,30 @@ export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToo
   return {
     where: resolve(keysPath(dataDir)),
     update: async (change) => {
-      const fresh = !existsSync(keysPath(dataDir));
+      const usage = usagePath(dataDir);
+      const fresh = !existsSync(keysPath(dataDir)) && !existsSync(usage) && !journalFiles(usage).length;
+      // Its usage.json cannot be made through a link to a folder not there: refused before keys.json is written (the key
+      // was saved, then the write below failed, and the key was never shown).
+      const nowhere = fresh ? linkToNothing(usage) : undefined;
+      if (nowhere !== undefined)
+        throw new KeyStoreError(
+          `${leadsNowhere(usage, nowhere)}, so the new store's usage cannot be kept. Mount what it leads to (or remove the link) and try again; nothing was changed.`,
+        );
       const result = updateKeyFile(dataDir, change);
       // A new store gets its usage.json (empty) beside it, as `keys export` writes one: a start that later finds none
       // says the counts were lost (D20), and the first start after `keys create` has nothing to say. After keys.json: a
       // usage.json alone would be taken for a store's trace, and refuse the start.
-      const usage = usagePath(dataDir);
-      if (fresh && !existsSync(usage) && !journalFiles(usage).length) writeUsage(usage, { months: {}, last_used: {} });
+      if (fresh) {
+        try {
+          writeUsage(usage, { months: {}, last_used: {} });
+        } catch (err) {
+          // The change is made (a key saved): what it made is still shown, and this said beside it.
+          warn(
+            `WARNING: the key was made in ${printableName(keysPath(dataDir))}, but ${printableName(usage)} could not be written (${(err as Error).message}). ` +
+              `Make it a file this user can write before a server starts on this store; the key works once it starts.`,
+          );
+        }
+      }
       return result;
     },
     read: async () => {

@@ -363,7 +363,7 @@ function onStore<A>(
   run: (args: A, store: KeyToolStore, io: CommandIo) => Promise<void>,
 ): (args: A, settings: Config, io: CommandIo) => Promise<void> {
   return async (args, settings, io) => {
-    const store = keyStoreOf(settings);
+    const store = keyStoreOf(settings, (line) => note(line, io));
     try {
       await run(args, store, io);
     } finally {
