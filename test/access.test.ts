@@ -725,7 +725,7 @@ describe("usage on disk", () => {
     // Before: nothing said, the account's credit forgotten.
     expect(said).toEqual([
       `WARNING: ${usagePath(data)} is missing beside ${keysPath(data)}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
-        "Every store is made with one, so it was lost (or keys.json restored without it): stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. " +
+        "Every store is made with one now, so it was lost (or keys.json restored without it), unless the key tool of an older Tome made this store without one: then nothing is lost if no server used it. Else stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. " +
         "Left to run, this server makes it now, empty.",
     ]);
     expect(existsSync(usagePath(data))).toBe(true);

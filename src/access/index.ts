@@ -202,12 +202,12 @@ export class Access implements Gate {
     this.usage.start();
     if (this.usageMissing) {
       // A store is never made without it (a server's first start makes it, the key tool and `keys export` write it with
-      // a new keys.json), so its absence means it was lost. Not refused (D20): a refusal would stop every key over a
+      // a new keys.json; an older Tome's key tool did not), so its absence means it was lost. Not refused (D20): a refusal would stop every key over a
       // count that may have no backup. Said once: the file is made now (empty), so the next start is silent.
       const file = printableName(usagePath(this.dataDir));
       this.log(
         `WARNING: ${file} is missing beside ${printableName(keysPath(this.dataDir))}, so this month's usage counts from zero: every account's credits spent this month (and its keys' requests by day) are forgotten, and each account may spend its whole quota again. ` +
-          `Every store is made with one, so it was lost (or keys.json restored without it): stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. ` +
+          `Every store is made with one now, so it was lost (or keys.json restored without it), unless the key tool of an older Tome made this store without one: then nothing is lost if no server used it. Else stop this server (Ctrl-C) and restore usage.json, with any usage.json.journal.* files, from the backup keys.json came from, then start again. ` +
           `Left to run, this server makes it now, empty.`,
       );
       this.usage.saveSoon();
