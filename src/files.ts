@@ -157,7 +157,8 @@ const linkLeadsNowhere = (path: string, target: string) =>
     new Error(
       `${leadsNowhere(path, target)}: its folder ${printableName(dirname(target))} is missing, and no folder is made through a link.`,
     ),
-    { code: "ENOENT", path },
+    // The temporary file's open is the call refused: said as a system call's refusal, on one line (D184).
+    { code: "ENOENT", syscall: "open", path },
   );
 
 /**

@@ -796,6 +796,19 @@ describe("the key tool", () => {
     );
   });
 
+  test("keys create through a keys.json linked to a folder not there: one line naming the link, no stack trace (D184, D190)", async () => {
+    const dir = tempDir("tome-data-");
+    const volume = join(tempDir("tome-root-"), "vol");
+    fs.symlinkSync(join(volume, "keys.json"), keysPath(dir));
+    const refused = await keyTool(dir, "create", "--name", "app");
+    expect(refused.code).toBe(1);
+    // Before: the Error's stack, from linkLeadsNowhere (no syscall: not taken for a system call's refusal).
+    expect(refused.stderr).toBe(
+      `keys create: ${keysPath(dir)} is a link to ${join(volume, "keys.json")}, which is not there (a volume not mounted?): its folder ${volume} is missing, and no folder is made through a link.\n`,
+    );
+    expect(existsSync(volume)).toBe(false);
+  });
+
   test("a key made but printed to no one (keys create killed between its write and its print) is found by keys list, by its first characters, and revoked (D196)", async () => {
     const dir = tempDir("tome-data-");
     // What the kill leaves: the key in keys.json, counted against the plan, its text shown to nobody.
