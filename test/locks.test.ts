@@ -213,6 +213,18 @@ describe("a lock of another pid namespace or machine (its text names another boo
     expect(await take(dir)).toBe("taken");
   }, 15_000); // broken once no renewal came in RENEWAL_LOOK_MS (5 s, D175)
 
+  test("a second server told at one look (dataFolderHeld, a busy port): one not renewed lately is said may be stale, not a live server's never to delete", () => {
+    const dir = dataDir();
+    const lock = join(dir, "server.lock");
+    writeFileSync(lock, elsewhere);
+    const renewed = (Date.now() - LOCK_STALE_MS - 1_000) / 1000;
+    utimesSync(lock, renewed, renewed);
+    const message = dataFolderHeld(dir)?.message ?? "";
+    // Before: "another Tome server … Do not delete server.lock", its server dead.
+    expect(message).toContain(`not renewed for ${LOCK_STALE_MS / 1000} s: that server has most likely stopped`);
+    expect(message).not.toContain("Do not delete");
+  });
+
   test("a lock's holder renews it every LOCK_RENEW_MS, so that a taker elsewhere sees it live", async () => {
     const dir = dataDir();
     const lock = join(dir, "server.lock");

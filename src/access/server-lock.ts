@@ -9,8 +9,10 @@
  */
 import { join } from "node:path";
 import { UserError, wholeFileSystemRefused } from "../errors";
-import { LOCK_FREES_ITSELF, lockHeld, lockHolderShown, takeLock } from "../files";
+import { LOCK_FREES_ITSELF, LOCK_STALE_MS, lockHeld, lockHolderShown, takeLock } from "../files";
 import { printableName } from "../printable";
+
+const LOCK_STALE_S = LOCK_STALE_MS / 1000;
 
 export class DataFolderTaken extends UserError {}
 
@@ -65,8 +67,16 @@ export function lockDataFolder(
 
 /** The refusal lockDataFolder would throw now, looked for without taking the lock or writing in the folder: none while it is free. */
 export function dataFolderHeld(dataDir: string): DataFolderTaken | undefined {
-  const holder = lockHeld(join(dataDir, "server.lock"));
-  return holder && folderTaken(dataDir, holder.pid, holder.elsewhere);
+  const path = join(dataDir, "server.lock");
+  const holder = lockHeld(path);
+  if (!holder) return undefined;
+  // One look only: a lock of another container or machine found not renewed lately is unconfirmed (lockJudged), most
+  // often its server gone. Said as what it may be, not as a live server's ("do not delete": it frees itself anyway).
+  if (holder.unconfirmed)
+    return new DataFolderTaken(
+      `the data folder ${printableName(dataDir)}/ has a ${printableName(path)} of a server ${lockHolderShown(holder.pid, true)} not renewed for ${LOCK_STALE_S} s: that server has most likely stopped, and its lock is taken over once no renewal comes in the next few seconds. If it still runs (its clock stepped), give this one a TOME_DATA of its own.`,
+    );
+  return folderTaken(dataDir, holder.pid, holder.elsewhere);
 }
 
 function folderTaken(dataDir: string, pid: number, elsewhere: boolean): DataFolderTaken {
