@@ -336,18 +336,23 @@ describe("the wall clock stepped back or forward", () => {
     const elsewhere = "4000000 1 00000000-0000-0000-0000-000000000000/4026531836\n";
     writeFileSync(lock, elsewhere);
     mkdirSync(join(dir, ".tome-sorted-4000000-abc"));
-    // Its holder, another process, renews it by the stepped clock (the containers share it).
+    // Its holder, another process, renews it by the stepped clock (the containers share it): often, and said once it
+    // runs, so that a slow start (a loaded machine) cannot leave clearStaleScratch's second look without a renewal.
     const renewer = Bun.spawn(
       [
         process.execPath,
         "-e",
-        `setInterval(() => { const t = (Date.now() + 3_600_000) / 1000; require("node:fs").utimesSync(${JSON.stringify(lock)}, t, t); }, ${LOCK_RENEW_MS});`,
+        `const renew = () => { const t = (Date.now() + 3_600_000) / 1000; require("node:fs").utimesSync(${JSON.stringify(lock)}, t, t); }; renew(); setInterval(renew, 200); console.log("renewing");`,
       ],
-      { stdout: "ignore", stderr: "ignore" },
+      { stdout: "pipe", stderr: "ignore" },
     );
     const wall = Date.now;
     const clock = spyOn(Date, "now").mockImplementation(() => wall() + 3_600_000);
     try {
+      await renewer.stdout.getReader().read();
+      // Found not renewed by the stepped clock (its holder's last renewal before the step), as at the step.
+      const before = wall() / 1000;
+      utimesSync(lock, before, before);
       // Before: the lock broken and the build's scratch removed, its lock "renewed an hour ago".
       expect(clearStaleScratch(dir)).toEqual([]);
       expect(readFileSync(lock, "utf8")).toBe(elsewhere);
