@@ -22,7 +22,7 @@ import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
-import { MonthReached, UsageLedger, usagePath, type Meter } from "./usage";
+import { countedAt, MonthReached, UsageLedger, usagePath, type Meter } from "./usage";
 import type { AccountStore } from "./accounts";
 import { fileAccountStore } from "./file-accounts";
 import { lockDataFolder } from "./server-lock";
@@ -271,7 +271,7 @@ export class Access implements Gate {
     }
     const month = this.months.at(now);
     // A clock stepped back over the 1st counts the request on the month's first day, the month it is charged to.
-    this.usage.touch(id, Math.max(now, month.start * 1000));
+    this.usage.touch(id, countedAt(month, now));
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id);
     const held =

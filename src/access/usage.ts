@@ -143,8 +143,16 @@ export class MonthReached {
 
   /** The time usage is counted at for a time of `now` (Gate.usageTime): now, or the first instant of the month held. */
   usageTime(now: number): number {
-    return Math.max(now, this.at(now).start * 1000);
+    return countedAt(this.at(now), now);
   }
+}
+
+/**
+ * The time usage is counted at for a time of `now` in `month` (MonthReached.at's, read at `now`): now, or, a clock
+ * stepped back over the 1st, the first instant of the month held, so that a request counts on a day of the month charged.
+ */
+export function countedAt(month: UtcMonth, now: number): number {
+  return Math.max(now, month.start * 1000);
 }
 
 /**

@@ -29,7 +29,7 @@ import {
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { dayOf, MonthReached, withinMonth, type UtcMonth } from "../usage";
+import { countedAt, dayOf, MonthReached, withinMonth, type UtcMonth } from "../usage";
 import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
@@ -242,7 +242,7 @@ export class RedisAccess implements Gate {
     const now = this.now();
     const month = this.months.at(now);
     // A clock stepped back over the 1st counts the request on the first day of the month it is charged to.
-    const day = dayOf(Math.max(now, month.start * 1000));
+    const day = dayOf(countedAt(month, now));
     const known = this.known.get(text);
     const sha = known?.sha ?? hashKey(text);
     const holdId = `${this.replica}:${++this.holds}`;
