@@ -254,6 +254,25 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
+  test("a server started before the 1st whose first request comes after it: the month was entered while running, and a step back over the 1st stays in December (D20)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await keyMade(dir, { name: "m", account: "m", plan: "free" });
+    const clock = clocks("2026-11-30T23:59:50.000Z");
+    const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
+    try {
+      access.start(); // November, at the start
+      clock.run(40_000); // the server runs into December, no request yet
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      clock.step("2026-11-30T23:50:30.000Z"); // NTP steps it back 10 minutes
+      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await access.stop();
+      // Before: the clock first read at the first request, December found there (not entered), November's again.
+      expect(readUsage(usagePath(dir)).months).toEqual({ "2026-12": { m: 2 } });
+    } finally {
+      await access.stop();
+    }
+  });
+
   test("a clock ahead at the start (December at the first reading: a hardware clock in local time, a VM resumed), then set right, is followed: November's requests are November's (D20)", async () => {
     const dir = tempDir("tome-data-");
     const { key } = await keyMade(dir, { name: "m", account: "m", plan: "free" });

@@ -199,6 +199,8 @@ export class Access implements Gate {
    */
   start(): void {
     this.claim();
+    // The clock's first reading (MonthReached): a month entered from here on, before the first request, is entered.
+    this.months.at(this.now());
     this.usage.start();
     if (this.usageMissing) {
       // A store is never made without it (a server's first start makes it, the key tool and `keys export` write it with

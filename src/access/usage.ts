@@ -97,7 +97,8 @@ const MONTH_HELD_BACK_MS = 3_600_000;
 
 /**
  * How far the wall clock's advance may differ from the monotonic clock's between two readings for a month's entry to be
- * the clock running into it (NTP slews at most 0.5 ms a second), not a step.
+ * the clock running into it, not a step. NTP's slewing moves both alike (Linux slews the monotonic clock with the wall
+ * clock); what this tolerates is a short suspend, through which the wall clock runs and the monotonic clock stops.
  */
 const STEP_TOLERANCE_MS = 60_000;
 

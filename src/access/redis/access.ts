@@ -167,6 +167,8 @@ export class RedisAccess implements Gate {
    * dashboard's first read builds it).
    */
   async start(): Promise<void> {
+    // The clock's first reading (MonthReached): a month entered from here on, before the first request, is entered.
+    this.months.at(this.now());
     await this.redis.open();
     if (this.redis.outage) return;
     await this.redis.run(INDEX, []).catch(() => {});
