@@ -401,13 +401,18 @@ const FOLDER_LOCK = /^(?:\..+\.tome|\.follow)\.lock$/;
  * folder mounted read-only for a server, another user's files) is passed to `failed` and left, where given; else thrown.
  */
 export function clearStaleScratch(dir: string, failed?: (name: string, err: Error) => void): string[] {
+  return waitedOnThread(scratchSteps(dir, failed));
+}
+
+/** clearStaleScratch's steps: the waits it takes (ms), then what it removed. */
+function* scratchSteps(dir: string, failed?: (name: string, err: Error) => void): Generator<number, string[], void> {
   // Every lock in `dir`, judged as a taker judges it (lockJudged); one of another pid space found not renewed by this
   // clock (its holder gone, or the clock stepped) is looked at again once, after RENEWAL_LOOK_MS: only then is it stale.
   const judge = () =>
     namesIn(dir).flatMap((name) => (name.endsWith(".lock") ? [[name, lockJudged(join(dir, name))] as const] : []));
   let locks = judge();
   if (locks.some(([, found]) => typeof found === "object" && "unconfirmed" in found)) {
-    Bun.sleepSync(RENEWAL_LOOK_MS + LOCK_RETRY_MS);
+    yield RENEWAL_LOOK_MS + LOCK_RETRY_MS;
     locks = judge();
   }
   const elsewhere = new Set(
@@ -443,9 +448,24 @@ export function clearStaleScratch(dir: string, failed?: (name: string, err: Erro
  */
 export function clearLeftovers(dir: string, log: (line: string) => void): void {
   const kept: string[] = [];
-  const stale = clearStaleScratch(dir, (name, err) =>
-    kept.push(`${printableName(name)} (${printableName(err.message)})`),
-  );
+  leftoversSaid(dir, log, clearStaleScratch(dir, keptIn(kept)), kept);
+}
+
+/**
+ * clearLeftovers for a server starting: while a lock of another pid space waits for its second look (RENEWAL_LOOK_MS),
+ * the thread is left to the server's timers (its own lock's renewal, Redis), which Bun.sleepSync stalled (D175).
+ */
+export async function clearLeftoversAsync(dir: string, log: (line: string) => void): Promise<void> {
+  const kept: string[] = [];
+  leftoversSaid(dir, log, await waitedAsync(scratchSteps(dir, keptIn(kept))), kept);
+}
+
+/** What clearStaleScratch could not remove, said into `kept`. */
+const keptIn = (kept: string[]) => (name: string, err: Error) =>
+  kept.push(`${printableName(name)} (${printableName(err.message)})`);
+
+/** Says to `log` what clearing `dir` removed (`stale`) and what it could not (`kept`). */
+function leftoversSaid(dir: string, log: (line: string) => void, stale: string[], kept: string[]): void {
   if (stale.length)
     log(
       `removed ${stale.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
@@ -902,7 +922,16 @@ export function lockHeld(path: string): LockHolder | undefined {
 
 /** Takes the lock file `path` (lockSteps), waiting on this thread: a function that lets it go. */
 export function takeLock(path: string, policy: LockPolicy): () => void {
-  const steps = lockSteps(path, policy);
+  return waitedOnThread(lockSteps(path, policy));
+}
+
+/** takeLock for a running server: while it waits, its other requests are answered. */
+export function takeLockAsync(path: string, policy: LockPolicy): Promise<() => void> {
+  return waitedAsync(lockSteps(path, policy));
+}
+
+/** Runs `steps` to its end, each wait it yields (ms) taken on this thread: what it returns. */
+function waitedOnThread<T>(steps: Generator<number, T, void>): T {
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
@@ -910,9 +939,8 @@ export function takeLock(path: string, policy: LockPolicy): () => void {
   }
 }
 
-/** takeLock for a running server: while it waits, its other requests are answered. */
-export async function takeLockAsync(path: string, policy: LockPolicy): Promise<() => void> {
-  const steps = lockSteps(path, policy);
+/** Runs `steps` to its end, each wait it yields (ms) awaited, the thread left to others: what it returns. */
+async function waitedAsync<T>(steps: Generator<number, T, void>): Promise<T> {
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;

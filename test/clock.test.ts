@@ -19,7 +19,15 @@ import {
 import { createApp } from "../src/http";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { startRedis } from "../bench/redis-server";
-import { clearStaleScratch, LOCK_RENEW_MS, lockFiles, lockHeld, takeLock, takeLockAsync } from "../src/files";
+import {
+  clearLeftoversAsync,
+  clearStaleScratch,
+  LOCK_RENEW_MS,
+  lockFiles,
+  lockHeld,
+  takeLock,
+  takeLockAsync,
+} from "../src/files";
 import { accountsUpWhile, cookieOf, dashboardSignIn, EN_2016, engineFor, keyMade, tempDir } from "./helpers";
 
 // The dashboard's test builds an engine of the fixture's sample (seconds on a busy machine).
@@ -402,6 +410,27 @@ describe("the wall clock stepped back or forward", () => {
     } finally {
       clock.mockRestore();
     }
+  });
+
+  test("a server starting beside a lock of another container not renewed lately (clearLeftoversAsync): its thread is free while it waits for the second look, then the lock goes (D175)", async () => {
+    const dir = tempDir("tome-snapshots-");
+    const lock = join(dir, ".enwiki.tome.lock");
+    writeFileSync(lock, "4000000 1 00000000-0000-0000-0000-000000000000/4026531836\n");
+    const long = (Date.now() - 60_000) / 1000;
+    utimesSync(lock, long, long);
+    // What the server's timers are: its own lock's renewal, Redis.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 100);
+    const lines: string[] = [];
+    try {
+      await clearLeftoversAsync(dir, (line) => lines.push(line));
+    } finally {
+      clearInterval(timer);
+    }
+    // Before: clearLeftovers (Bun.sleepSync) held the thread for the whole look; no timer ran.
+    expect(ticks).toBeGreaterThan(0);
+    expect(existsSync(lock)).toBe(false);
+    expect(lines).toEqual([expect.stringContaining(".enwiki.tome.lock")]);
   });
 
   test("the dashboard shows the month the API charges: after a clock stepped back over the 1st, December, not November again (D20)", async () => {

@@ -24,7 +24,7 @@ import { type Engine, openUnguarded } from "../search";
 import { openContainer } from "../snapshot";
 import { buildSnapshot, OutputTaken } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
-import { clearLeftovers, lockHeld, STOPPED_EXIT_CODE } from "../files";
+import { clearLeftoversAsync, lockHeld, STOPPED_EXIT_CODE } from "../files";
 import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
@@ -384,7 +384,9 @@ export async function serveFromConfig(config: Config, io: CommandIo): Promise<vo
   const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
   // A build or update of snapshots/ killed outright (kill -9, the OOM killer) left its scratch there, gigabytes at English
   // Wikipedia's size, and its lock: gone now, not at the next build into snapshots/ (D196). A running one's stay.
-  clearLeftovers(SNAPSHOT_DIR, (line) => say(`start: ${line}.`));
+  // Not on the thread: a lock of another container not renewed lately is looked at again 5 s on, while this server's
+  // lock, taken above, is renewed and Redis is answered (D175).
+  await clearLeftoversAsync(SNAPSHOT_DIR, (line) => say(`start: ${line}.`));
   // Planned now, snapshots/ listed now: one that snapshot:build wrote while Redis was connecting is served, not built over.
   const path = await snapshotToServe(config, say);
   const requests = stdoutLog();
