@@ -333,6 +333,32 @@ describe("the wall clock stepped back or forward", () => {
     }
   });
 
+  test("with Redis too: a replica started before the 1st whose first request comes after it stays in December after a step back (D20)", async () => {
+    const redis = await startRedis();
+    try {
+      const store = await RedisKeyStore.open(redis.url);
+      const { key } = await keyMade(store, { name: "m", account: "m", plan: "free" }).finally(() => store.close());
+      const clock = clocks("2026-11-30T23:59:50.000Z");
+      const access = new RedisAccess({ url: redis.url, ...clock.options, keyMsPerSecond: 0, log: () => {} });
+      await access.start(); // November, at the start
+      try {
+        clock.run(40_000); // into December, no request yet
+        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        clock.step("2026-11-30T23:50:30.000Z");
+        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        // Before: the clock first read at the first request, December not entered, the second charged to November.
+        expect([redis.cli("HGET", "tome:spent:2026-11", "m"), redis.cli("HGET", "tome:spent:2026-12", "m")]).toEqual([
+          "",
+          "2",
+        ]);
+      } finally {
+        access.stop();
+      }
+    } finally {
+      await redis.stop();
+    }
+  });
+
   test("a lock of another container, its holder alive, found just after the clock stepped an hour forward is held, not broken: a taker breaks it only if no renewal comes (D175)", async () => {
     const path = join(tempDir("tome-lock-"), "server.lock");
     // As a server in another container writes it (pid 1 there, another pid space), renewed just now.
