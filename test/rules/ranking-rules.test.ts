@@ -492,3 +492,30 @@ describe("quoted phrases must match when some chunk holds them (D37)", () => {
     expect(titles(await wiki, '"ice sea"')).toEqual(["Arctic Ocean", "Lake Baikal"]);
   });
 });
+
+describe("the page's own text: of pages whose best chunks tie, the one more about the query's words first (D202)", () => {
+  const LEAD =
+    "Krill graze on the algae that grow beneath the sea ice in spring, and whales, seals and penguins feed on them.";
+  // The same lead, so the same best chunk; the Southern Ocean, first in the snapshot, says much else besides.
+  const wiki = wikiOf([
+    page(
+      "Southern Ocean",
+      `${LEAD}\n\n== Extent ==\nThe Southern Ocean surrounds Antarctica south of the sixtieth parallel, where the Antarctic Circumpolar Current flows east around the continent without meeting land, the longest current on Earth.\n\n== Exploration ==\nJames Cook crossed the Antarctic Circle in 1773, and sealers and whalers followed him south through the nineteenth century, long before anyone set foot on the continent itself.`,
+    ),
+    page("Antarctic food web", LEAD),
+  ]);
+  const byPageText = (tome: Engine, q: string, pageText: number) => {
+    setScoreParameters({ pageText });
+    try {
+      return titles(tome, q);
+    } finally {
+      setScoreParameters({ pageText: DEFAULT_PARAMETERS.pageText });
+    }
+  };
+
+  test("“krill algae”: the page made of that chunk alone outranks the longer page holding the same chunk", async () => {
+    const tome = await wiki;
+    expect(byPageText(tome, "krill algae", 0)).toEqual(["Southern Ocean", "Antarctic food web"]);
+    expect(titles(tome, "krill algae")).toEqual(["Antarctic food web", "Southern Ocean"]);
+  });
+});

@@ -34,6 +34,7 @@ const PLACES = {
   passageCoverage: [RULES, "passageCoverage"],
   passageWindow: [RULES, "passageWindow"],
   pageCoverage: [RULES, "pageCoverage"],
+  pageText: [RULES, "pageText"],
 } as const;
 
 export const PARAMETER_NAMES = Object.keys(PLACES) as ParameterName[];

@@ -37,6 +37,9 @@ export interface Form {
    * MiniSearch's: a rare completion of a prefix never outweighs the word.
    */
   idf: number;
+  /** The form's weight alone, and the document frequency of its most frequent field's list (its idf's). */
+  weight: number;
+  df: number;
   lists: FieldList[];
   /** Postings in all its lists. */
   postings: number;
@@ -93,6 +96,8 @@ export class QueryLists {
         term: d.term,
         typo: d.typo === true,
         idf: d.weight * idf(N, df),
+        weight: d.weight,
+        df,
         lists,
         postings: lists.reduce((n, l) => n + l.df, 0),
       });

@@ -132,6 +132,34 @@ export class RangeScorer {
     return wordCount;
   }
 
+  /**
+   * A form's term frequency over the chunks of [from, to) taken as one document (D202): in each of its lists, the tfs
+   * summed, times the field's boost.
+   */
+  frequency(form: Form, from: number, to: number): number {
+    let sum = 0;
+    for (const l of form.lists) {
+      const cursor = this.cursorOf(l.address);
+      const { docs, tfs } = cursor;
+      const decoded = cursor.decodedPostings;
+      let tf = 0;
+      for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
+        const c = cursor.decode(b);
+        if (docs[0]! >= to) break;
+        for (let i = 0; i < c; i++) {
+          const d = docs[i]!;
+          if (d < from) continue;
+          if (d >= to) break;
+          tf += tfs[i]!;
+        }
+        if (docs[c - 1]! >= to - 1) break;
+      }
+      this.postings += cursor.decodedPostings - decoded;
+      sum += this.text.boost(l.field) * tf;
+    }
+    return sum;
+  }
+
   /** The chunks of the range holding a word, into `out`, the per-chunk buffers left zero. */
   private collect(from: number, to: number): ChunkScores {
     const { sumExact, sumAll, maskExact, maskAll, out } = this;

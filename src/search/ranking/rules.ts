@@ -9,7 +9,8 @@
  *   2. the score: its best chunk's (the sum, over the query words the chunk holds, of the word's
  *      best form, scored by BM25F over the fields: bm25f()), plus RULES.pageEvidence of its second and its square of
  *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
- *      then times their best chunk's proximity factor and its coverage factor (D152, stages/passages.ts);
+ *      then times their best chunk's proximity factor, its coverage factor (D152, stages/passages.ts) and
+ *      their page's own text's factor (D202, stages/page-text.ts);
  *   3. the page (its index in the snapshot), lower first.
  * rulesFingerprint() changes with any of them: stored page orders made under other rules are
  * refused (page-orders.ts).
@@ -49,6 +50,8 @@ export const RULES = {
    * title names counted as held.
    */
   pageCoverage: 1,
+  /** What the page's own text adds to the first PROXIMITY_WINDOW pages' scores (D202): × (1 + this × its page BM25 ÷ their most). */
+  pageText: 1,
 };
 /** Buckets of words (D90): every required word, then any word. */
 const BUCKETS = 2;

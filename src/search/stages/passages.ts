@@ -15,7 +15,8 @@
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
  * how close the query's words (every word: "president of the United States" is a phrase a
  * function word holds together) stand in their best chunk, their score times that factor, and
- * times 1 + RULES.pageCoverage × c² (D152), c as coverage() measures it with the title's words held. The
+ * times 1 + RULES.pageCoverage × c² (D152), c as coverage() measures it with the title's words held, and by their
+ * page's own text (D202, page-text.ts). The
  * order never depends on the window asked for: those pages are always ranked (engine.ts), and
  * a page's passage depends on its own chunks only, chosen for the pages of the window. */
 import { indexKey } from "../text/analyze";
@@ -27,6 +28,7 @@ import type { ChunkScores } from "../ranking/range-scores";
 import type { SearchContext } from "./context";
 import { idf, INTRO_TIER, PROXIMITY_WINDOW, proximityFactor, RULES } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
+import { raiseByPageText } from "./page-text";
 import { PassageWords } from "./passage-words";
 import type { QueryTerms } from "./terms";
 
@@ -62,12 +64,15 @@ export class Passages {
     );
     // Function words are optional (D79): with one informative word, the page's score is that word's. Quoted phrases
     // chose the candidates, and every one holds their words together.
-    if (RULES.pageCoverage && !this.phrases && popcount(this.terms.informative) > 1)
-      for (const { best, page } of top) {
-        const titled = this.words(best.derived).title(this.ctx.catalog.pages.title(page)).words;
-        const c = this.held(best.derived, 0, best.chunk, titled);
-        best.score *= 1 + RULES.pageCoverage * c * c;
-      }
+    if (!this.phrases && popcount(this.terms.informative) > 1) {
+      if (RULES.pageCoverage)
+        for (const { best, page } of top) {
+          const titled = this.words(best.derived).title(this.ctx.catalog.pages.title(page)).words;
+          const c = this.held(best.derived, 0, best.chunk, titled);
+          best.score *= 1 + RULES.pageCoverage * c * c;
+        }
+      raiseByPageText(this.ctx, top, this.terms.words.length, this.terms.informative);
+    }
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
     for (let i = from; i < Math.min(to, pages.length); i++) this.choose(pages[i]!);
