@@ -586,6 +586,40 @@ describe("GET /v1/pdf/{page_id}", () => {
       slow.close();
     }
   });
+
+  test("a PDF worker that dies under a render is 503 service_unavailable with Retry-After, logged in one line; the request queued behind it is rendered by a new worker", async () => {
+    // Its death is the server's, not the client's, and passes. Before, a worker that threw was a 500, and one whose
+    // thread ended without an error (terminated, exited) left its request and those queued behind it waiting for ever.
+    const crashing = new PdfRenderer();
+    const logged: unknown[] = [];
+    const app = createApp(en, { pdf: crashing, logError: (e) => logged.push(e) });
+    const small = en.snapshot.pages
+      .list()
+      .filter((p) => p.chunks.length && p.pageId !== 39)
+      .sort((a, b) => a.chunks.length - b.chunks.length)[0]!;
+    try {
+      const first = app.handle(new Request("http://localhost/v1/pdf/39"));
+      const behind = app.handle(new Request(`http://localhost/v1/pdf/${small.pageId}`));
+      while (crashing.load().queued < 1) await Bun.sleep(1);
+      crashing.terminate(0);
+      const r = await first;
+      const body = (await r.json()) as { error: string; message: string; retry_after: number };
+      const retryAfter = Number(r.headers.get("retry-after"));
+      expect([r.status, body.error]).toEqual([503, "service_unavailable"]);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(body).toEqual({
+        error: "service_unavailable",
+        message: `This PDF could not be rendered (the PDF worker rendering it stopped); nothing was charged. Retry after ${retryAfter} s.`,
+        retry_after: retryAfter,
+      });
+      expect(logged).toEqual([expect.stringMatching(/^\/v1\/pdf\/39: the PDF worker stopped: [^\n]+$/)]);
+      const next = await behind;
+      expect(next.status).toBe(200);
+      expect(new TextDecoder().decode(new Uint8Array(await next.arrayBuffer()).slice(0, 5))).toBe("%PDF-");
+    } finally {
+      crashing.close();
+    }
+  }, 60_000);
 });
 
 const responses = new WeakMap<Engine, Map<number, Promise<{ bytes: Uint8Array; disposition: string }>>>();

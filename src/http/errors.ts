@@ -127,6 +127,17 @@ export function retryLater<A extends unknown[]>(row: ErrorRow<A>, retryAfter: nu
   return new ApiError(row.status, row.code, row.message(...args), undefined, { retry_after: retryAfter }, headers);
 }
 
+/**
+ * A request the worker answering it stopped under (a search worker, a PDF worker: it crashed, or the server stops): a
+ * 503 to retry, free. `failed` says what could not be done ("This search could not be answered"), `why` why.
+ */
+export const workerStopped = (failed: string, why: string, retryAfter: number): ApiError =>
+  retryLater(
+    ERRORS.serviceUnavailable,
+    retryAfter,
+    `${failed} (${why}); nothing was charged. Retry after ${retryAfter} s.`,
+  );
+
 /** A row's body, for the steps that answer before the routes (and for the OpenAPI examples). */
 export function errorBody<A extends unknown[]>(row: ErrorRow<A>, ...args: A): { error: string; message: string } {
   return { error: row.code, message: row.message(...args) };

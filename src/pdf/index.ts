@@ -11,6 +11,7 @@ export {
   PdfError,
   PdfRenderer,
   PdfTimeoutError,
+  PdfWorkerStoppedError,
   type PdfRendererOptions,
   type PdfStats,
   type RenderRequest,

@@ -12,7 +12,8 @@
  * alone: after a swap, a revision whose article differs (its retrieval date) is rendered anew. A
  * render's time limit runs from when it starts, not from when it was queued. A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue; a render under
- * way that the last request waiting for it leaves is given up at its next block of text (D26).
+ * way that the last request waiting for it leaves is given up at its next block of text (D26). A worker that dies fails
+ * the render it held (PdfWorkerStoppedError, a 503 to retry) and the next render starts a new one (D26).
  */
 import { workerUrl } from "../files";
 import { codePoints } from "../scripts";
@@ -45,6 +46,20 @@ export class PdfTimeoutError extends PdfError {
   ) {
     super(`rendering took longer than ${limitMs} ms`);
     this.name = "PdfTimeoutError";
+  }
+}
+
+/**
+ * The worker rendering it stopped (it threw outside a render, its thread ended): the server's fault, not the article's,
+ * and a new worker takes the next render: try again after retryAfter seconds.
+ */
+export class PdfWorkerStoppedError extends PdfError {
+  constructor(
+    why: string,
+    readonly retryAfter: number,
+  ) {
+    super(`the PDF worker stopped: ${why}`);
+    this.name = "PdfWorkerStoppedError";
   }
 }
 
@@ -223,6 +238,14 @@ export class PdfRenderer {
     });
   }
 
+  /**
+   * Ends worker `index`'s thread from outside, as a crash would (tests, drills): the renderer finds it gone as it finds
+   * any worker gone.
+   */
+  terminate(index: number): void {
+    this.slots[index]?.worker?.terminate();
+  }
+
   /** Renders waiting and under way. */
   load(): { queued: number; rendering: number } {
     return { queued: this.queued, rendering: this.slots.filter((s) => s.job).length };
@@ -317,8 +340,17 @@ export class PdfRenderer {
       }
       this.next();
     };
-    // The worker died: fail its job, and start a new one on the next.
-    worker.onerror = (event) => this.stopSlot(slot, new PdfError(`the PDF worker failed: ${event.message}`));
+    // The worker died: fail its job, and start a new one on the next. A worker that throws is closed after its error;
+    // one terminated or exited is only closed. Either comes too from a worker already stopped here (replaced), ignored.
+    const lost = (why: string) => {
+      if (slot.worker === worker) this.stopSlot(slot, new PdfWorkerStoppedError(why, this.suggestedWait()));
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      // Bun's message is the error as it prints it, its source lines and stack: its `error:` line is what to log.
+      lost(`it threw: ${/^error: (.*)$/m.exec(event.message)?.[1] ?? event.message.split("\n")[0]}`);
+    };
+    worker.addEventListener("close", (event) => lost(`its thread ended (exit code ${(event as CloseEvent).code})`));
     // A renderer alone must not keep the process alive.
     worker.unref();
     if (this.nice > 0) worker.postMessage({ nice: this.nice });

@@ -35,7 +35,7 @@ import { closeSync } from "node:fs";
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
 import { SnapshotError } from "../../snapshot";
-import { ApiError, ERRORS, retryLater } from "../errors";
+import { ApiError, ERRORS, retryLater, workerStopped } from "../errors";
 import type { SearchPoolStats } from "../metrics";
 import { CLIENT_GONE, type Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
@@ -485,12 +485,7 @@ const keyBusy = (share: number) =>
     `This key already has ${share} searches waiting in the search workers, half of their room; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
   );
 
-const stopped = (why: string) =>
-  retryLater(
-    ERRORS.serviceUnavailable,
-    BUSY_RETRY_AFTER,
-    `This search could not be answered (${why}); nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
-  );
+const stopped = (why: string) => workerStopped("This search could not be answered", why, BUSY_RETRY_AFTER);
 
 const busy = () =>
   retryLater(

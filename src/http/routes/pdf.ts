@@ -11,6 +11,7 @@ import {
   type PdfArticle,
   type PdfRenderService,
   PdfTimeoutError,
+  PdfWorkerStoppedError,
 } from "../../pdf";
 import type { ApiContext } from "../context";
 import {
@@ -24,7 +25,7 @@ import {
   PDF_HEADERS,
   RETRY_HEADERS,
 } from "../docs";
-import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
+import { apiError, errorBody, ERRORS, parameterError, retryLater, workerStopped } from "../errors";
 import { checkQuota, route } from "../params";
 import { CLIENT_GONE } from "../pipeline";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
@@ -88,11 +89,13 @@ export const pdfRoutes = (
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();
-        // Past the render's time limit: the machine is loaded, not the article at fault (D26); a 503, as a full queue,
-        // logged as one line (a loaded machine would fill the log with stacks).
-        if (err instanceof PdfTimeoutError) {
+        // Past the render's time limit (the machine is loaded) or its worker dead: not the article at fault, and it
+        // passes (D26); a 503, as a full queue, logged as one line (a loaded machine would fill the log with stacks).
+        if (err instanceof PdfTimeoutError || err instanceof PdfWorkerStoppedError) {
           logError(`/v1/pdf/${page_id}: ${err.message}`);
-          throw late(err.limitMs, err.retryAfter);
+          throw err instanceof PdfTimeoutError
+            ? late(err.limitMs, err.retryAfter)
+            : workerStopped("This PDF could not be rendered", "the PDF worker rendering it stopped", err.retryAfter);
         }
         logError(err);
         throw apiError(ERRORS.pdfFailed);
@@ -131,7 +134,7 @@ export const pdfRoutes = (
       ...PDF_FAULT,
       503: described(
         UnavailableBody,
-        "`service_unavailable`: too many PDFs are being rendered or the PDF was not rendered within its time limit (a loaded server), the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
+        "`service_unavailable`: too many PDFs are being rendered, the PDF was not rendered within its time limit (a loaded server) or the worker rendering it stopped, the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
         {
           headers: RETRY_HEADERS,
           examples: {
