@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, jest, setDefaultTimeout, test } 
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import { apiContext } from "../src/http/context";
-import { PdfAbortedError, PdfBusyError, PdfRenderer, type PdfArticle } from "../src/pdf";
+import { PdfAbortedError, PdfBusyError, PdfRenderer, PdfTimeoutError, type PdfArticle } from "../src/pdf";
 import type { Engine } from "../src/search";
 import { EN_2006, EN_2016, engineFor, tempDir } from "./helpers";
 
@@ -81,6 +81,28 @@ describe("the render queue", () => {
       );
       jest.advanceTimersByTime(limit + 1);
       expect(await late).toBe(`rendering took longer than ${limit} ms`);
+    } finally {
+      jest.useRealTimers();
+      renderer.close();
+    }
+  });
+
+  test("the time limit runs from when the render's worker is ready; the worker's start has a limit of its own (D26)", async () => {
+    // The renderer's clock is the test's (fake timers). A worker cannot say it is ready before this thread reads its
+    // message, so the time passed here before the test awaits is all its start's.
+    const [limit, startLimit] = [1000, 1500];
+    jest.useFakeTimers();
+    const renderer = new PdfRenderer({ timeoutMs: limit, startTimeoutMs: startLimit });
+    try {
+      const first = renderer.render(articles[0]!).catch((e: Error) => e);
+      const second = renderer.render(articles[1]!).catch((e: Error) => e);
+      // The first's worker is not ready within its start limit: stopped, its render fails as one past its limit.
+      jest.advanceTimersByTime(startLimit + 1);
+      expect(await first).toBeInstanceOf(PdfTimeoutError);
+      expect(((await first) as Error).message).toBe(`the PDF worker took longer than ${startLimit} ms to start`);
+      // The second's, a new worker, starts slower than a render's limit, within its own: its render has its whole limit.
+      jest.advanceTimersByTime(limit + 1);
+      expect(new TextDecoder().decode(((await second) as Uint8Array).slice(0, 5))).toBe("%PDF-");
     } finally {
       jest.useRealTimers();
       renderer.close();

@@ -100,8 +100,8 @@ interface LoadedFace {
 
 let faces: { regular: LoadedFace; bold: LoadedFace | undefined }[] | undefined;
 
-/** Reads every font once per process (about 11 MB, most of it Japanese). */
-function loadFaces() {
+/** Reads every font once per process (about 11 MB, most of it Japanese): at a render worker's start, else at first use. */
+export function loadFaces() {
   faces ??= FAMILIES.map((f) => {
     const load = (path: string): LoadedFace => {
       const bytes = new Uint8Array(readFileSync(path));

@@ -10,7 +10,8 @@
  * robin), so one requester's many renders do not hold back another's one. Renders are kept
  * and shared by articleKey (a hash of all the article's content), never by page and revision
  * alone: after a swap, a revision whose article differs (its retrieval date) is rendered anew. A
- * render's time limit runs from when it starts, not from when it was queued. A request that
+ * render's time limit runs from when it starts on a ready worker, not from when it was queued nor from its worker's
+ * start, which has a limit of its own (D26). A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue; a render under
  * way that the last request waiting for it leaves is given up at its next block of text (D26). A worker that dies fails
  * the render it held (PdfWorkerStoppedError, a 503 to retry) and the next render starts a new one (D26).
@@ -35,16 +36,20 @@ export class PdfBusyError extends PdfError {
 }
 
 /**
- * The render did not finish within its time limit, counted from its start (the worker's start too, when it starts one):
- * on a loaded machine the renderer's thread, below the request thread (D143), gets too little of a core. Not a fault of
- * the article's (D182 bounds a render to a few seconds on a core): try again after retryAfter seconds.
+ * The render did not finish within its time limit, counted from its start on a ready worker, or the worker it started
+ * was not ready within its own (`starting`): on a loaded machine the renderer's thread, below the request thread (D143),
+ * gets too little of a core. Not a fault of the article's (D182 bounds a render to a few seconds on a core): try again
+ * after retryAfter seconds.
  */
 export class PdfTimeoutError extends PdfError {
   constructor(
     readonly limitMs: number,
     readonly retryAfter: number,
+    starting = false,
   ) {
-    super(`rendering took longer than ${limitMs} ms`);
+    super(
+      starting ? `the PDF worker took longer than ${limitMs} ms to start` : `rendering took longer than ${limitMs} ms`,
+    );
     this.name = "PdfTimeoutError";
   }
 }
@@ -75,8 +80,13 @@ export class PdfAbortedError extends PdfError {
 export interface PdfRendererOptions {
   /** Total bytes of PDFs kept (default 64 MB). */
   cacheBytes?: number;
-  /** A render that takes longer than this from its start fails (default 60 s). */
+  /** A render that takes longer than this from its start, its worker ready, fails (default 60 s). */
   timeoutMs?: number;
+  /**
+   * A worker not ready to render this long after it was started (its modules and fonts loaded) is stopped, and the
+   * render waiting for it fails as one past its time limit (default: timeoutMs).
+   */
+  startTimeoutMs?: number;
   /** Renders at once, one per worker thread (default 1). */
   workers?: number;
   /** Renders waiting for a worker, at most (default 16). */
@@ -129,11 +139,15 @@ interface Waiter {
 
 interface Slot {
   worker: Worker | undefined;
+  /** Whether its worker has said it is ready to render (its modules and fonts loaded). */
+  ready: boolean;
   job: Job | undefined;
   /** The number of the slot's render, which `abandon`, shared with its worker, holds when it is to be given up. */
   render: number;
   abandon: Int32Array;
+  /** The limit of its worker's start, then of its render. */
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** When its render started, its worker ready. */
   started: number;
 }
 
@@ -160,6 +174,7 @@ export class PdfRenderer {
   private averageMs = ASSUMED_RENDER_MS;
   private readonly cacheBytes: number;
   private readonly timeoutMs: number;
+  private readonly startTimeoutMs: number;
   private readonly queueLength: number;
   private readonly queueChars: number;
   private readonly perRequester: number;
@@ -169,6 +184,7 @@ export class PdfRenderer {
   constructor(options: PdfRendererOptions = {}) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.startTimeoutMs = options.startTimeoutMs ?? this.timeoutMs;
     this.queueLength = options.queueLength ?? 16;
     this.queueChars = options.queueChars ?? 8_000_000;
     this.perRequester = options.perRequester ?? 4;
@@ -176,6 +192,7 @@ export class PdfRenderer {
     this.maxCharacters = options.maxCharacters ?? PDF_MAX_CHARACTERS;
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
       worker: undefined,
+      ready: false,
       job: undefined,
       render: 0,
       abandon: new Int32Array(new SharedArrayBuffer(4)),
@@ -307,20 +324,43 @@ export class PdfRenderer {
       this.lastServed.set(job.requester, this.served++);
       slot.job = job;
       slot.render = ++this.renders;
-      slot.started = performance.now();
       slot.worker ??= this.startWorker(slot);
-      // The worker may be stuck: stop it, and start afresh on the next job.
-      slot.timer = setTimeout(
-        () => this.stopSlot(slot, new PdfTimeoutError(this.timeoutMs, this.suggestedWait())),
-        this.timeoutMs,
-      );
+      // A worker still starting is timed by its start's limit until it is ready: a cold start, 0.6 CPU-s (longer on a
+      // loaded machine), would otherwise take that much of the first render's time, which then failed only on a fresh
+      // server (D26).
+      if (slot.ready) this.timeRender(slot);
       slot.worker.postMessage({ article: job.article, render: slot.render });
     }
   }
 
+  /**
+   * A render on a ready worker starts its time limit: past it the worker may be stuck, so it is stopped and a new one
+   * starts on the next job.
+   */
+  private timeRender(slot: Slot): void {
+    slot.started = performance.now();
+    slot.timer = setTimeout(
+      () => this.stopSlot(slot, new PdfTimeoutError(this.timeoutMs, this.suggestedWait())),
+      this.timeoutMs,
+    );
+  }
+
   private startWorker(slot: Slot): Worker {
     const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "pdf/worker.ts"));
-    worker.onmessage = (event: MessageEvent<{ bytes?: Uint8Array; error?: string; abandoned?: true }>) => {
+    slot.ready = false;
+    slot.timer = setTimeout(
+      () => this.stopSlot(slot, new PdfTimeoutError(this.startTimeoutMs, this.suggestedWait(), true)),
+      this.startTimeoutMs,
+    );
+    worker.onmessage = (
+      event: MessageEvent<{ bytes?: Uint8Array; error?: string; abandoned?: true; ready?: true }>,
+    ) => {
+      if (event.data.ready) {
+        slot.ready = true;
+        clearTimeout(slot.timer);
+        if (slot.job) this.timeRender(slot);
+        return;
+      }
       const job = slot.job;
       if (!job) return;
       clearTimeout(slot.timer);

@@ -1,6 +1,7 @@
 /** The PDF worker: renders one article at a time off the server's thread (see PdfRenderer). */
 import { lowerThisThread } from "../scheduling";
 import type { PdfArticle } from "./article";
+import { loadFaces } from "./fonts";
 import { RenderAbandoned, renderPdf } from "./render";
 
 declare const self: Worker;
@@ -17,8 +18,11 @@ self.onmessage = async (event: MessageEvent<Message>) => {
     lowerThisThread(message.nice);
     return;
   }
+  // Sent last of what sets it up: its fonts read at its priority, it is ready, and the renderer times renders from now.
   if ("abandon" in message) {
     abandon = message.abandon;
+    loadFaces();
+    self.postMessage({ ready: true });
     return;
   }
   const { article, render } = message;
