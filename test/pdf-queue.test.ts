@@ -109,7 +109,7 @@ describe("the render queue", () => {
     }
   });
 
-  test("requesters take turns, and one requester's share of the queue is bounded", async () => {
+  test("requesters take turns, one requester's share of the queue is bounded, and an article two ask for waits for the earlier turn", async () => {
     const renderer = new PdfRenderer({ queueLength: 8, perRequester: 3 });
     try {
       const done: string[] = [];
@@ -122,9 +122,17 @@ describe("the render queue", () => {
       );
       expect(over).toBeInstanceOf(PdfBusyError);
       const light = ask(articles[65]!, "light");
-      await Promise.all([...heavy, light]);
-      // The light requester's one render comes right after the render under way, not after heavy's queue.
-      expect(done.slice(0, 2)).toEqual([`heavy${articles[60]!.pageId}`, `light${articles[65]!.pageId}`]);
+      // Another asks for the article last in heavy's queue: it waits for its own turn, not for heavy's queue (before, its
+      // request joined heavy's render where it waited, rendered last).
+      const joiner = ask(articles[63]!, "joiner");
+      await Promise.all([...heavy, light, joiner]);
+      // The light requester's one render comes right after the render under way, not after heavy's queue; the joiner's next.
+      expect(done.slice(0, 4)).toEqual([
+        `heavy${articles[60]!.pageId}`,
+        `light${articles[65]!.pageId}`,
+        ...["heavy", "joiner"].map((r) => `${r}${articles[63]!.pageId}`),
+      ]);
+      expect(renderer.stats()).toMatchObject({ renders: 5, queued: 0 }); // the joined article rendered once
     } finally {
       renderer.close();
     }

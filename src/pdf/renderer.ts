@@ -7,7 +7,8 @@
  * The queue is bounded by count and by the text it holds, and so is each requester's share of
  * it (its API key's); past a bound a render is refused at once (PdfBusyError, with the wait to
  * suggest) instead of waiting without end. Workers take requesters' renders in turn (round
- * robin), so one requester's many renders do not hold back another's one. Renders are kept
+ * robin), so one requester's many renders do not hold back another's one; an article several ask for is in each
+ * one's queue, and starts in the earliest turn. Renders are kept
  * and shared by articleKey (a hash of all the article's content), never by page and revision
  * alone: after a swap, a revision whose article differs (its retrieval date) is rendered anew. A
  * render's time limit runs from when it starts on a ready worker, not from when it was queued nor from its worker's
@@ -128,7 +129,8 @@ interface Job {
   key: string;
   article: PdfArticle;
   chars: number;
-  requester: string;
+  /** The requesters whose queues hold it while it waits: each that asks for it has it in its own turn (none once started). */
+  lanes: Set<string>;
   waiters: Set<Waiter>;
 }
 
@@ -231,18 +233,21 @@ export class PdfRenderer {
     }
     if (signal?.aborted) return Promise.reject(new PdfAbortedError(false));
     let job = this.jobs.get(key);
-    if (!job) {
+    const mine = this.queues.get(requester);
+    if (job?.lanes.size && !job.lanes.has(requester) && (mine?.length ?? 0) < this.perRequester) {
+      // Waiting in another requester's queue: in this one's too, so that it waits no longer than this one's own turn.
+      job.lanes.add(requester);
+      this.inLane(requester, job);
+    } else if (!job) {
       const chars = textSize(article);
-      const mine = this.queues.get(requester);
       const full = this.queued >= this.queueLength || (this.queued > 0 && this.queuedChars + chars > this.queueChars);
       if (full || (mine?.length ?? 0) >= this.perRequester) {
         this.counts.refusals++;
         return Promise.reject(new PdfBusyError(this.suggestedWait()));
       }
-      job = { key, article, chars, requester, waiters: new Set() };
+      job = { key, article, chars, lanes: new Set([requester]), waiters: new Set() };
       this.jobs.set(key, job);
-      if (mine) mine.push(job);
-      else this.queues.set(requester, [job]);
+      this.inLane(requester, job);
       this.queued++;
       this.queuedChars += chars;
     }
@@ -287,11 +292,20 @@ export class PdfRenderer {
     return Math.max(1, Math.ceil((renders * this.averageMs) / this.slots.length / 1000));
   }
 
-  /** Takes a waiting job out of its requester's queue. */
+  private inLane(requester: string, job: Job): void {
+    const jobs = this.queues.get(requester);
+    if (jobs) jobs.push(job);
+    else this.queues.set(requester, [job]);
+  }
+
+  /** Takes a waiting job out of its requesters' queues. */
   private dequeue(job: Job): void {
-    const jobs = this.queues.get(job.requester)!;
-    jobs.splice(jobs.indexOf(job), 1);
-    if (!jobs.length) this.queues.delete(job.requester);
+    for (const requester of job.lanes) {
+      const jobs = this.queues.get(requester)!;
+      jobs.splice(jobs.indexOf(job), 1);
+      if (!jobs.length) this.queues.delete(requester);
+    }
+    job.lanes.clear();
     this.queued--;
     this.queuedChars -= job.chars;
   }
@@ -312,16 +326,16 @@ export class PdfRenderer {
   private next(): void {
     for (const slot of this.slots) {
       if (slot.job || !this.queued) continue;
-      let chosen: Job[] | undefined;
+      let chosen = "";
       let oldest = Infinity;
-      for (const [requester, jobs] of this.queues) {
+      for (const requester of this.queues.keys()) {
         const last = this.lastServed.get(requester) ?? -1;
-        if (last < oldest) [oldest, chosen] = [last, jobs];
+        if (last < oldest) [oldest, chosen] = [last, requester];
       }
-      const job = chosen![0]!;
+      const job = this.queues.get(chosen)![0]!;
       this.dequeue(job);
-      this.lastServed.delete(job.requester); // re-inserted last: the map stays ordered by age, and bounded by the requesters seen
-      this.lastServed.set(job.requester, this.served++);
+      this.lastServed.delete(chosen); // re-inserted last: the map stays ordered by age, and bounded by the requesters seen
+      this.lastServed.set(chosen, this.served++);
       slot.job = job;
       slot.render = ++this.renders;
       slot.worker ??= this.startWorker(slot);
