@@ -94,15 +94,24 @@ describe("the render queue", () => {
     jest.useFakeTimers();
     const renderer = new PdfRenderer({ timeoutMs: limit, startTimeoutMs: startLimit });
     try {
-      const first = renderer.render(articles[0]!).catch((e: Error) => e);
-      const second = renderer.render(articles[1]!).catch((e: Error) => e);
-      // The first's worker is not ready within its start limit: stopped, its render fails as one past its limit.
+      const late = `the PDF worker took longer than ${startLimit} ms to start`;
+      const [first, second, third] = articles.slice(0, 3).map((a) => renderer.render(a).catch((e: Error) => e));
+      const worker = renderer.threadIds()[0]!;
+      // The worker is not ready within the first render's start limit: that render fails as one past its limit, and the
+      // worker goes on starting for the next (were it stopped, each render on a machine this loaded would start one anew,
+      // and none be ready in time)…
       jest.advanceTimersByTime(startLimit + 1);
-      expect(await first).toBeInstanceOf(PdfTimeoutError);
-      expect(((await first) as Error).message).toBe(`the PDF worker took longer than ${startLimit} ms to start`);
-      // The second's, a new worker, starts slower than a render's limit, within its own: its render has its whole limit.
+      expect(renderer.threadIds()).toEqual([worker]);
+      // …nor within the second's: it is taken for stuck, stopped, and the third starts a new one.
+      jest.advanceTimersByTime(startLimit + 1);
+      for (const failed of [await first, await second])
+        expect([failed, (failed as Error).message]).toEqual([expect.any(PdfTimeoutError), late]);
+      const replaced = renderer.threadIds()[0]!;
+      expect(replaced).not.toBe(worker);
+      // It starts slower than a render's limit, within its start's: the render has its whole limit.
       jest.advanceTimersByTime(limit + 1);
-      expect(new TextDecoder().decode(((await second) as Uint8Array).slice(0, 5))).toBe("%PDF-");
+      expect(new TextDecoder().decode(((await third) as Uint8Array).slice(0, 5))).toBe("%PDF-");
+      expect(renderer.threadIds()).toEqual([replaced]);
     } finally {
       jest.useRealTimers();
       renderer.close();

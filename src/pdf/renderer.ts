@@ -141,8 +141,10 @@ interface Waiter {
 
 interface Slot {
   worker: Worker | undefined;
-  /** Whether its worker has said it is ready to render (its modules and fonts loaded). */
+  /** Whether its worker has said it is ready to render (its modules and fonts loaded): renders are sent to it then. */
   ready: boolean;
+  /** Renders its worker, still starting, failed for being late. */
+  lateStarts: number;
   job: Job | undefined;
   /** The number of the slot's render, which `abandon`, shared with its worker, holds when it is to be given up. */
   render: number;
@@ -195,6 +197,7 @@ export class PdfRenderer {
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
       worker: undefined,
       ready: false,
+      lateStarts: 0,
       job: undefined,
       render: 0,
       abandon: new Int32Array(new SharedArrayBuffer(4)),
@@ -268,6 +271,11 @@ export class PdfRenderer {
     this.slots[index]?.worker?.terminate();
   }
 
+  /** The workers' thread ids (Worker.threadId), in order, -1 where none has started: a worker replaced has a new one. */
+  threadIds(): number[] {
+    return this.slots.map((s) => s.worker?.threadId ?? -1);
+  }
+
   /** Renders waiting and under way. */
   load(): { queued: number; rendering: number } {
     return { queued: this.queued, rendering: this.slots.filter((s) => s.job).length };
@@ -339,19 +347,19 @@ export class PdfRenderer {
       slot.job = job;
       slot.render = ++this.renders;
       slot.worker ??= this.startWorker(slot);
-      // A worker still starting is timed by its start's limit until it is ready: a cold start, 0.6 CPU-s (longer on a
-      // loaded machine), would otherwise take that much of the first render's time, which then failed only on a fresh
-      // server (D26).
-      if (slot.ready) this.timeRender(slot);
-      slot.worker.postMessage({ article: job.article, render: slot.render });
+      // A render waits for its worker's start with a limit of its own, and is timed from when the worker is ready: a
+      // cold start, 0.6 CPU-s (longer on a loaded machine), would otherwise take that much of its time (D26).
+      if (slot.ready) this.begin(slot);
+      else slot.timer = setTimeout(() => this.lateStart(slot), this.startTimeoutMs);
     }
   }
 
   /**
-   * A render on a ready worker starts its time limit: past it the worker may be stuck, so it is stopped and a new one
-   * starts on the next job.
+   * The slot's render is sent to its ready worker, and its time limit starts: past it the worker may be stuck, so it is
+   * stopped and a new one starts on the next job.
    */
-  private timeRender(slot: Slot): void {
+  private begin(slot: Slot): void {
+    slot.worker!.postMessage({ article: slot.job!.article, render: slot.render });
     slot.started = performance.now();
     slot.timer = setTimeout(
       () => this.stopSlot(slot, new PdfTimeoutError(this.timeoutMs, this.suggestedWait())),
@@ -362,17 +370,14 @@ export class PdfRenderer {
   private startWorker(slot: Slot): Worker {
     const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "pdf/worker.ts"));
     slot.ready = false;
-    slot.timer = setTimeout(
-      () => this.stopSlot(slot, new PdfTimeoutError(this.startTimeoutMs, this.suggestedWait(), true)),
-      this.startTimeoutMs,
-    );
+    slot.lateStarts = 0;
     worker.onmessage = (
       event: MessageEvent<{ bytes?: Uint8Array; error?: string; abandoned?: true; ready?: true }>,
     ) => {
       if (event.data.ready) {
         slot.ready = true;
         clearTimeout(slot.timer);
-        if (slot.job) this.timeRender(slot);
+        if (slot.job) this.begin(slot);
         return;
       }
       const job = slot.job;
@@ -410,6 +415,21 @@ export class PdfRenderer {
     if (this.nice > 0) worker.postMessage({ nice: this.nice });
     worker.postMessage({ abandon: slot.abandon });
     return worker;
+  }
+
+  /**
+   * The slot's worker was not ready within its render's start limit: the render fails, and the worker goes on starting
+   * for the next (were it stopped, every render on a loaded machine would start one anew, and none be ready in time);
+   * not ready within the next's either, it is taken for stuck and stopped.
+   */
+  private lateStart(slot: Slot): void {
+    const job = slot.job!;
+    slot.job = undefined;
+    this.counts.failures++;
+    const late = new PdfTimeoutError(this.startTimeoutMs, this.suggestedWait(), true);
+    this.finish(job, late);
+    if (++slot.lateStarts > 1) this.stopSlot(slot, late);
+    else this.next();
   }
 
   /** Ends a slot's worker, failing the job it held (counted as a failed render unless the renderer is closing); the queue goes on with a new worker. */
