@@ -6,6 +6,7 @@
 #
 #   TOME_SNAPSHOT=snapshots/x.tome deploy/replicas.sh start    start Redis, the replicas, HAProxy
 #   deploy/replicas.sh stop                                    stop them (Redis last, after its AOF is written)
+#   deploy/replicas.sh haproxy-config                          print the HAProxy configuration start writes
 #
 # Settings (environment): TOME_SNAPSHOT (required for start), RUN_DIR (default deploy/run),
 # PORT (HAProxy's, default 8080), REDIS_PORT (default 6379), REPLICA_PORTS (default
@@ -50,6 +51,36 @@ answers() {
   bun -e "process.exit((await fetch('$1').catch(() => ({ ok: false }))).ok ? 0 : 1)"
 }
 
+# HAProxy's configuration: round robin over REPLICA_PORTS, each replica checked on /healthz, on 127.0.0.1:PORT.
+haproxy_config() {
+  local i=0 port
+  cat <<EOF
+global
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 200s
+    timeout server 200s
+    option httpchk
+    option forwardfor
+    # A replica that refuses the connection (killed, until its checks fail) passes the request to another.
+    option redispatch 1
+    retries 2
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
+    http-check expect status 200
+frontend tome
+    bind 127.0.0.1:$PORT
+    default_backend replicas
+backend replicas
+    balance roundrobin
+EOF
+  for port in $REPLICA_PORTS; do
+    i=$((i + 1))
+    echo "    server replica$i 127.0.0.1:$port check inter 1s"
+  done
+}
+
 start() {
   : "${TOME_SNAPSHOT:?set TOME_SNAPSHOT to the snapshot the replicas serve}"
   for tool in redis-server redis-cli haproxy bun; do
@@ -90,35 +121,8 @@ start() {
     }
   done
 
-  # 3. HAProxy in front: round robin, each replica checked on /healthz.
-  {
-    cat <<EOF
-global
-    maxconn 4096
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 200s
-    timeout server 200s
-    option httpchk
-    option forwardfor
-    # A replica that refuses the connection (killed, until its checks fail) passes the request to another.
-    option redispatch 1
-    retries 2
-    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
-    http-check expect status 200
-frontend tome
-    bind 127.0.0.1:$PORT
-    default_backend replicas
-backend replicas
-    balance roundrobin
-EOF
-    i=0
-    for port in $REPLICA_PORTS; do
-      i=$((i + 1))
-      echo "    server replica$i 127.0.0.1:$port check inter 1s"
-    done
-  } >"$RUN_DIR/haproxy.cfg"
+  # 3. HAProxy in front.
+  haproxy_config >"$RUN_DIR/haproxy.cfg"
   haproxy -c -q -f "$RUN_DIR/haproxy.cfg"
   haproxy -D -f "$RUN_DIR/haproxy.cfg" -p "$RUN_DIR/haproxy.pid"
   wait_for "HAProxy on port $PORT" answers "http://127.0.0.1:$PORT/healthz"
@@ -153,5 +157,6 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
-  *) echo "Usage: TOME_SNAPSHOT=FILE $0 start | $0 stop   (settings: see the comment at the top)" >&2; exit 2 ;;
+  haproxy-config) haproxy_config ;;
+  *) echo "Usage: TOME_SNAPSHOT=FILE $0 start | $0 stop | $0 haproxy-config   (settings: see the comment at the top)" >&2; exit 2 ;;
 esac
