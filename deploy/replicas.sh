@@ -62,6 +62,11 @@ defaults
     timeout connect 2s
     timeout client 200s
     timeout server 200s
+    # A request's head whole within 10 s, and a kept-alive connection closed after 10 s without one, as a replica's
+    # own server does (Bun's idle timeout): left to timeout client, an idle or trickling connection held a slot of
+    # maxconn for 200 s (D201).
+    timeout http-request 10s
+    timeout http-keep-alive 10s
     option httpchk
     option forwardfor
     # A replica that refuses the connection (killed, until its checks fail) passes the request to another.
@@ -71,6 +76,11 @@ defaults
     http-check expect status 200
 frontend tome
     bind 127.0.0.1:$PORT
+    # At most 100 connections at once from one client address (an IPv6 one by its /64, as D188 counts; D201): past it a
+    # new one is closed at once, so that one client cannot take the maxconn slots (or a replica's sockets) from the others.
+    stick-table type ipv6 size 100k expire 30s store conn_cur
+    tcp-request connection track-sc0 src,ipmask(32,64)
+    tcp-request connection reject if { sc0_conn_cur gt 100 }
     default_backend replicas
 backend replicas
     balance roundrobin

@@ -3,9 +3,11 @@
  * HAProxy started by the script, used through HAProxy, and stopped by it.
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { EN_2016, NO_SEARCH_THREADS, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
+import { createApp, serve } from "../src/http";
+import { EN_2016, engineFor, NO_SEARCH_THREADS, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
 import { freePort } from "../bench/redis-server";
 
 setDefaultTimeout(90_000);
@@ -129,4 +131,36 @@ test("deploy/compose.yaml is the tested deployment in containers: three replicas
   const check = Bun.spawnSync(["haproxy", "-c", "-q", "-f", join(ROOT, "deploy/haproxy.cfg")]);
   expect(check.stderr.toString()).toBe("");
   expect(check.exitCode).toBe(0);
+});
+
+test("HAProxy as deploy/replicas.sh configures it closes a client address's 101st connection at once, and serves another address meanwhile (D201)", async () => {
+  const replica = serve(createApp(await engineFor({ dumps: [EN_2016] })), { port: 0, hostname: "127.0.0.1" });
+  const port = freePort();
+  const config = await run(["haproxy-config"], { PORT: String(port), REPLICA_PORTS: String(replica.url.port) });
+  const file = join(runDir, "bound.cfg");
+  writeFileSync(file, config.stdout);
+  const proxy = Bun.spawn(["haproxy", "-db", "-f", file], { stdout: "ignore", stderr: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  const held: Socket[] = [];
+  /** A connection from `from` that sends nothing: whether the proxy closed it within 1 s of its opening. */
+  const closedAtOnce = (from: string) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect({ host: "127.0.0.1", port, localAddress: from });
+      held.push(socket);
+      socket.on("error", () => {});
+      socket.on("close", () => resolve(true));
+      socket.on("connect", () => setTimeout(() => resolve(false), 1000));
+    });
+  try {
+    for (let i = 0; i < 50 && !(await fetch(`${url}/healthz`).catch(() => undefined))?.ok; i++) await Bun.sleep(100);
+    const opened = await Promise.all(Array.from({ length: 100 }, () => closedAtOnce("127.0.0.2")));
+    expect(opened.filter(Boolean)).toHaveLength(0);
+    expect(await closedAtOnce("127.0.0.2")).toBe(true);
+    // Another address is served while the first holds its 100.
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  } finally {
+    for (const socket of held) socket.destroy();
+    proxy.kill();
+    await replica.stop();
+  }
 });

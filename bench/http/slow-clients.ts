@@ -1,7 +1,7 @@
 /**
  * bun bench/http/slow-clients.ts [--snapshot FILE] [--mode unread|slow|idle|headers] [--connections N,N…] [--depth D] [--seconds S] [--rate R]
  *
- * One client holding the server with slow or idle connections: the real server in its own process (2 search
+ * One client holding the server with slow or idle connections (D201): the real server in its own process (2 search
  * workers); a victim key sends --rate GET /v1/chunk/… a second for --seconds, first alone, then while one attacker
  * address (and one key of its own) holds N connections, for each N of --connections:
  *
