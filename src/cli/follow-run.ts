@@ -18,6 +18,7 @@ import {
 import { SnapshotError } from "../snapshot";
 import { ArgumentError, note } from "./main";
 import { runUpdate } from "./snapshot-update";
+import type { BuildProgressDisplay } from "./progress";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -37,8 +38,15 @@ export interface FollowArgs {
 
 const DATABASE_NAME = /^[\w-]+$/;
 
-/** One pass: applies what is new; returns the snapshot written, if any. */
-async function followOnce(args: FollowArgs, log: (line: string) => void): Promise<string | undefined> {
+/**
+ * One pass: applies what is new; returns the snapshot written, if any. `shown` takes the update's progress (a bar on a
+ * terminal by default): test/update.test.ts reads it from the pass its set-up makes, its snapshot the tests' update.
+ */
+export async function followOnce(
+  args: FollowArgs,
+  log: (line: string) => void,
+  shown?: BuildProgressDisplay,
+): Promise<string | undefined> {
   const current = args.snapshot ?? toFollow(args.dir, args.wiki);
   if (!current)
     throw new SnapshotError(
@@ -98,6 +106,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
     },
     log,
     fresh,
+    shown,
   );
   prune(args.dir, wiki, args.keep, [out, current], log);
   return out;

@@ -18,6 +18,7 @@ import {
 import { MAX_BUILD_WORKERS } from "../scheduling";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
+import type { BuildProgressDisplay } from "./progress";
 
 const HELP = `Usage: ${commandLine("snapshot:update")} --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -107,6 +108,7 @@ export async function runUpdate(
   args: UpdateArgs,
   log: (line: string) => void = note,
   days?: string[],
+  shown?: BuildProgressDisplay,
 ): Promise<UpdateReport> {
   // The build is loaded once the arguments are read: --help and a wrong option load no engine. Timed from after it.
   const { readDeletions } = await import("../build");
@@ -114,7 +116,7 @@ export async function runUpdate(
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
   const release = claimOutput(args.out, log);
   try {
-    return await updateTo(args, log, started, deleted, days);
+    return await updateTo(args, log, started, deleted, days, shown);
   } finally {
     release();
   }
@@ -126,9 +128,10 @@ async function updateTo(
   started: number,
   deleted: Deletions | undefined,
   days: string[] | undefined,
+  shown: BuildProgressDisplay | undefined,
 ): Promise<UpdateReport> {
   const [{ updateSnapshot }, { buildProgress }] = await Promise.all([import("../build"), import("./progress")]);
-  const progress = buildProgress();
+  const progress = shown ?? buildProgress();
   let report: UpdateReport;
   try {
     report = await stoppable((signal) =>
