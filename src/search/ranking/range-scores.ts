@@ -102,24 +102,14 @@ export class RangeScorer {
       const { lengths, table } = text.norms(l.field);
       const cursor = this.cursorOf(l.address);
       const { docs, tfs } = cursor;
-      const decoded = cursor.decodedPostings;
-      // The blocks from the one holding `from` to the first whose last document reaches the range's end: the next
-      // block is not decoded to learn that it starts past the range (which would also evict from the cursor the block
-      // the next page scored reads again).
-      for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
-        const c = cursor.decode(b);
-        if (docs[0]! >= to) break;
-        for (let i = 0; i < c; i++) {
+      this.eachBlockIn(cursor, from, to, (start, end) => {
+        for (let i = start; i < end; i++) {
           const d = docs[i]!;
-          if (d < from) continue;
-          if (d >= to) break;
           const at = d - from;
           if (combined[at] === 0) formTouched[n++] = at;
           combined[at]! += (l.unit * tfs[i]!) / table[lengths[d]!]!;
         }
-        if (docs[c - 1]! >= to - 1) break;
-      }
-      this.postings += cursor.decodedPostings - decoded;
+      });
     }
     const best = form.typo ? wordAll : wordExact;
     for (let i = 0; i < n; i++) {
@@ -140,24 +130,40 @@ export class RangeScorer {
     let sum = 0;
     for (const l of form.lists) {
       const cursor = this.cursorOf(l.address);
-      const { docs, tfs } = cursor;
-      const decoded = cursor.decodedPostings;
       let tf = 0;
-      for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
-        const c = cursor.decode(b);
-        if (docs[0]! >= to) break;
-        for (let i = 0; i < c; i++) {
-          const d = docs[i]!;
-          if (d < from) continue;
-          if (d >= to) break;
-          tf += tfs[i]!;
-        }
-        if (docs[c - 1]! >= to - 1) break;
-      }
-      this.postings += cursor.decodedPostings - decoded;
+      this.eachBlockIn(cursor, from, to, (start, end) => {
+        for (let i = start; i < end; i++) tf += cursor.tfs[i]!;
+      });
       sum += this.text.boost(l.field) * tf;
     }
     return sum;
+  }
+
+  /**
+   * A list's postings of [from, to), block by block: `visit(start, end)` for each block holding some, the indices of
+   * them in the cursor's decoded arrays; the blocks decoded are counted in `postings`. The blocks from the one holding
+   * `from` to the first whose last document reaches the range's end: the next block is not decoded to learn that it
+   * starts past the range (which would also evict from the cursor the block the next page scored reads again).
+   */
+  private eachBlockIn(
+    cursor: PostingsCursor,
+    from: number,
+    to: number,
+    visit: (start: number, end: number) => void,
+  ): void {
+    const { docs } = cursor;
+    const decoded = cursor.decodedPostings;
+    for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
+      const c = cursor.decode(b);
+      if (docs[0]! >= to) break;
+      let start = 0;
+      while (start < c && docs[start]! < from) start++;
+      let end = start;
+      while (end < c && docs[end]! < to) end++;
+      visit(start, end);
+      if (docs[c - 1]! >= to - 1) break;
+    }
+    this.postings += cursor.decodedPostings - decoded;
   }
 
   /** The chunks of the range holding a word, into `out`, the per-chunk buffers left zero. */
