@@ -128,8 +128,8 @@ export function retryLater<A extends unknown[]>(row: ErrorRow<A>, retryAfter: nu
 }
 
 /**
- * A request the worker answering it stopped under (a search worker, a PDF worker: it crashed, or the server stops): a
- * 503 to retry, free. `failed` says what could not be done ("This search could not be answered"), `why` why.
+ * A request the search worker answering it stopped under (it crashed, or the server stops): a 503 to retry, free
+ * (D104). `failed` says what could not be done ("This search could not be answered"), `why` why.
  */
 export const workerStopped = (failed: string, why: string, retryAfter: number): ApiError =>
   retryLater(

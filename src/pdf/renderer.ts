@@ -15,7 +15,7 @@
  * start, which has a limit of its own (D26). A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue; a render under
  * way that the last request waiting for it leaves is given up at its next block of text (D26). A worker that dies fails
- * the render it held (PdfWorkerStoppedError, a 503 to retry) and the next render starts a new one (D26).
+ * the render it held (PdfWorkerStoppedError, api.md's 500 `PDF generation failed`) and the next render starts a new one (D26).
  */
 import { workerUrl } from "../files";
 import { codePoints } from "../scripts";

@@ -25,7 +25,7 @@ import {
   PDF_HEADERS,
   RETRY_HEADERS,
 } from "../docs";
-import { apiError, errorBody, ERRORS, parameterError, retryLater, workerStopped } from "../errors";
+import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
 import { checkQuota, route } from "../params";
 import { CLIENT_GONE } from "../pipeline";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
@@ -89,13 +89,16 @@ export const pdfRoutes = (
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();
-        // Past the render's time limit (the machine is loaded) or its worker dead: not the article at fault, and it
-        // passes (D26); a 503, as a full queue, logged as one line (a loaded machine would fill the log with stacks).
-        if (err instanceof PdfTimeoutError || err instanceof PdfWorkerStoppedError) {
+        // Past the render's time limit (the machine is loaded): not the article at fault, and it passes (D26); a 503, as
+        // a full queue. Its worker dead: api.md's 500 for a server-side generation error. Either logged as one line
+        // (a loaded machine would fill the log with stacks).
+        if (err instanceof PdfTimeoutError) {
           logError(`/v1/pdf/${page_id}: ${err.message}`);
-          throw err instanceof PdfTimeoutError
-            ? late(err.limitMs, err.retryAfter)
-            : workerStopped("This PDF could not be rendered", "the PDF worker rendering it stopped", err.retryAfter);
+          throw late(err.limitMs, err.retryAfter);
+        }
+        if (err instanceof PdfWorkerStoppedError) {
+          logError(`/v1/pdf/${page_id}: ${err.message}`);
+          throw apiError(ERRORS.pdfFailed);
         }
         logError(err);
         throw apiError(ERRORS.pdfFailed);
