@@ -78,7 +78,8 @@ function pageBm25(ctx: SearchContext, lists: QueryLists, page: number): number {
 /**
  * BM25's IDF over pages of a term in `df` of the `chunks` chunks: the pages holding it estimated as if its chunks
  * fell at random, `chunks ÷ pages` to a page (the snapshot counts its chunks, not its pages). A word an article
- * repeats is in fewer pages than that, so a word's page IDF is at most a little low.
+ * repeats is in fewer pages than that, so its page IDF is low: a word in 50 chunks of one article of 1M chunks and
+ * 200k pages is estimated in about 50 pages (IDF 8.3 against 11.8).
  */
 function pageIdf(chunks: number, pages: number, df: number): number {
   const share = Math.min(1, df / chunks);
@@ -90,8 +91,10 @@ function pageIdf(chunks: number, pages: number, df: number): number {
 function averagePageLength(text: Shard, pages: number): number {
   let sum = averages.get(text);
   if (sum === undefined) {
+    // An indexed loop: for-of over a typed array was 25–55× slower in Bun 1.4.5 (188–434 ms at 5M chunks, 7.9 indexed).
+    const { lengths } = text.norms(TEXT_FIELD);
     sum = 0;
-    for (const n of text.norms(TEXT_FIELD).lengths) sum += n;
+    for (let d = 0; d < lengths.length; d++) sum += lengths[d]!;
     averages.set(text, sum);
   }
   return sum / Math.max(1, pages) || 1;
