@@ -694,6 +694,17 @@ describe("quota (D20)", () => {
   });
 });
 
+/** A server over `data` charges `key` one request and stops; then the key tool adds a key "k2" to the same account. */
+async function chargeOnceThenAddKey(data: string, key: string): Promise<void> {
+  const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: () => {} });
+  access.start();
+  access.settle(access.admit(new Headers({ "X-API-Key": key }), 1) as Grant, true);
+  await access.stop();
+  updateKeyFile(data, (f) =>
+    createKey(f, { name: "k2", account: "acct", plan: "free", scope: "read", now: Date.now() }),
+  );
+}
+
 describe("usage on disk", () => {
   test("a usage.json missing beside keys.json is said loudly at start, naming the file and what to do; made then, so the next start is silent; the key tool's new store and a store's first start make it, so the first start after `keys create` is silent (D20)", async () => {
     const data = tempDir("tome-data-");
@@ -757,13 +768,7 @@ describe("usage on disk", () => {
     writeUsage(usagePath(kept), { months: { [monthOf(Date.now())]: { acct: 7 } }, last_used: {} });
     fs.symlinkSync(join("..", basename(kept), "keys.json"), keysPath(data));
     fs.symlinkSync(usagePath(kept), usagePath(data));
-    const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: () => {} });
-    access.start();
-    access.settle(access.admit(new Headers({ "X-API-Key": key }), 1) as Grant, true);
-    await access.stop();
-    updateKeyFile(data, (f) =>
-      createKey(f, { name: "k2", account: "acct", plan: "free", scope: "read", now: Date.now() }),
-    );
+    await chargeOnceThenAddKey(data, key);
     for (const path of [usagePath(data), keysPath(data)])
       expect([path, fs.lstatSync(path).isSymbolicLink()]).toEqual([path, true]);
     expect(readUsage(usagePath(kept)).months[monthOf(Date.now())]).toEqual({ acct: 8 });
@@ -790,13 +795,7 @@ describe("usage on disk", () => {
     writeUsage(usagePath(secrets), { months: { [monthOf(Date.now())]: { acct: 7 } }, last_used: {} });
     fs.symlinkSync(join("..", "secrets", "keys.json"), keysPath(real));
     fs.symlinkSync(join("..", "secrets", "usage.json"), usagePath(real));
-    const access = new Access({ dataDir: data, keyMsPerSecond: 0, log: () => {} });
-    access.start();
-    access.settle(access.admit(new Headers({ "X-API-Key": key }), 1) as Grant, true);
-    await access.stop();
-    updateKeyFile(data, (f) =>
-      createKey(f, { name: "k2", account: "acct", plan: "free", scope: "read", now: Date.now() }),
-    );
+    await chargeOnceThenAddKey(data, key);
     expect(existsSync(join(root, "srv", "secrets"))).toBe(false);
     expect(readUsage(usagePath(data)).months[monthOf(Date.now())]).toEqual({ acct: 8 });
     expect(readKeyFile(keysPath(data)).keys.map((k) => k.name)).toEqual(["k", "k2"]);

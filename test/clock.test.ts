@@ -35,6 +35,10 @@ setDefaultTimeout(60_000);
 
 const headersOf = (key: string) => new Headers({ "x-api-key": key });
 
+/** One request of `key` admitted (cost 1) and settled as served: what its settlement gives (RedisAccess: a promise). */
+const served = async (access: Access | RedisAccess, key: string) =>
+  access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+
 /** The wall clock and the monotonic clock an access layer reads: `run` moves both (time passing), `step` the wall clock alone (NTP, a VM resumed). */
 function clocks(wall: string) {
   const c = {
@@ -89,11 +93,11 @@ describe("the month's end while requests are in flight", () => {
     try {
       const late = (await access.admit(headersOf(a.key), 1)) as Grant;
       now = Date.parse("2026-12-01T00:00:00.100Z");
-      access.settle((await access.admit(headersOf(b.key), 1)) as Grant, true); // the ledger's day is 1 December
+      await served(access, b.key); // the ledger's day is 1 December
       const newDay = spyOn(UsageLedger.prototype as unknown as { newDay(now: number): void }, "newDay");
       try {
         access.settle(late, true);
-        access.settle((await access.admit(headersOf(b.key), 1)) as Grant, true);
+        await served(access, b.key);
         // Before: 2, to 30 November for the settlement and back for the next request (each over every day's counts).
         expect(newDay).toHaveBeenCalledTimes(0);
       } finally {
@@ -165,7 +169,7 @@ describe("the wall clock stepped back or forward", () => {
       expect(back.workWait).toBe(0);
       access.spent(back, 1_000); // now it owes 9 s of its share
       access.settle(back, true);
-      access.settle((await access.admit(headersOf(b.key), 1)) as Grant, true);
+      await served(access, b.key);
       now += 70 * 60_000; // a VM resumed an hour later
       const forward = (await access.admit(headersOf(a.key), 1)) as Grant;
       // Before: 0, its debt forgiven by the hour the wall clock jumped.
@@ -190,13 +194,13 @@ describe("the wall clock stepped back or forward", () => {
         const first = (await access.admit(headersOf(a!.key), 1)) as Grant;
         access.spent(first, 50);
         await access.settle(first, true);
-        await access.settle((await access.admit(headersOf(b!.key), 1)) as Grant, true);
+        await served(access, b!.key);
         now -= 10 * 60_000;
         const back = (await access.admit(headersOf(a!.key), 1)) as Grant;
         expect(back.workWait).toBe(0);
         access.spent(back, 1_000);
         await access.settle(back, true);
-        await access.settle((await access.admit(headersOf(b!.key), 1)) as Grant, true);
+        await served(access, b!.key);
         now += 70 * 60_000;
         expect(((await access.admit(headersOf(a!.key), 1)) as Grant).workWait).toBeGreaterThanOrEqual(8);
       } finally {
@@ -270,9 +274,9 @@ describe("the wall clock stepped back or forward", () => {
     try {
       access.start(); // November, at the start
       clock.run(40_000); // the server runs into December, no request yet
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.step("2026-11-30T23:50:30.000Z"); // NTP steps it back 10 minutes
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       await access.stop();
       // Before: the clock first read at the first request, December found there (not entered), November's again.
       expect(readUsage(usagePath(dir)).months).toEqual({ "2026-12": { m: 2 } });
@@ -287,12 +291,12 @@ describe("the wall clock stepped back or forward", () => {
     const clock = clocks("2026-12-01T00:00:30.000Z");
     const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     try {
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.step("2026-11-30T23:40:00.000Z"); // set right, 20 minutes back
       // Before: held in December (within a day of its start), a real November request charged to December.
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.step("2026-11-30T23:00:00.000Z"); // a server that ran into December is held only within an hour: here too
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       await access.stop();
       expect(readUsage(usagePath(dir)).months).toEqual({ "2026-12": { m: 1 }, "2026-11": { m: 2 } });
     } finally {
@@ -312,7 +316,7 @@ describe("the wall clock stepped back or forward", () => {
       try {
         expect(((await access.admit(headersOf(key), 1)) as Grant).held).toBeUndefined();
         clock.run(40_000);
-        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        expect(await served(access, key)).toBe(true);
         clock.step("2026-11-30T23:50:30.000Z");
         const back = (await access.admit(headersOf(key), 1)) as Grant;
         expect(back.held).toBeDefined();
@@ -343,9 +347,9 @@ describe("the wall clock stepped back or forward", () => {
       await access.start(); // November, at the start
       try {
         clock.run(40_000); // into December, no request yet
-        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        expect(await served(access, key)).toBe(true);
         clock.step("2026-11-30T23:50:30.000Z");
-        expect(await access.settle((await access.admit(headersOf(key), 1)) as Grant, true)).toBe(true);
+        expect(await served(access, key)).toBe(true);
         // Before: the clock first read at the first request, December not entered, the second charged to November.
         expect([redis.cli("HGET", "tome:spent:2026-11", "m"), redis.cli("HGET", "tome:spent:2026-12", "m")]).toEqual([
           "",
@@ -468,9 +472,9 @@ describe("the wall clock stepped back or forward", () => {
     const access = new Access({ dataDir: dir, ...clock.options, keyMsPerSecond: 0, log: () => {} });
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts() });
     try {
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.run(40_000); // into December
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.step("2026-11-30T23:50:30.000Z");
       const cookie = cookieOf(await dashboardSignIn(app, token));
       const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
@@ -492,9 +496,9 @@ describe("the wall clock stepped back or forward", () => {
     const adminToken = "operator-token-0123456789abcdef";
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access, accounts: access.accounts(), adminToken });
     try {
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.run(40_000); // into December
-      access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+      await served(access, key);
       clock.step("2026-11-30T23:50:30.000Z");
       const cookie = cookieOf(await dashboardSignIn(app, adminToken));
       const page = await (await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }))).text();
@@ -518,7 +522,7 @@ describe("the wall clock stepped back or forward", () => {
       const wall = Date.now;
       let clock: ReturnType<typeof spyOn> | undefined;
       try {
-        await access.settle((await access.admit(headersOf(key), 1)) as Grant, true);
+        await served(access, key);
         await redis.kill();
         await access.admit(headersOf(key), 1); // found unreachable: the outage begins
         clock = spyOn(Date, "now").mockImplementation(() => wall() - 600_000); // NTP steps the clock back

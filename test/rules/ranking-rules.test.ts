@@ -20,7 +20,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
-import { DEFAULT_PARAMETERS, setScoreParameters } from "../../src/search/ranking/parameters";
+import { DEFAULT_PARAMETERS, setScoreParameters, type ScoreParameters } from "../../src/search/ranking/parameters";
 import { functionWords } from "../../src/search/stages/terms";
 import { wikiOf, type InlinePage } from "../helpers";
 
@@ -33,6 +33,15 @@ const search = (tome: Engine, q: string, options: SearchOptions = {}) =>
 const titles = (tome: Engine, q: string) => search(tome, q).hits.map((h) => h.page.title);
 /** An article: its title and wikitext (a lead paragraph, and sections where a rule needs them). */
 const page = (title: string, text: string): InlinePage => ({ title, text });
+/** The titles `q` finds with some score parameters set otherwise (the rule under test off), the defaults set back after. */
+const titlesUnder = (tome: Engine, q: string, parameters: Partial<ScoreParameters>) => {
+  setScoreParameters(parameters);
+  try {
+    return titles(tome, q);
+  } finally {
+    setScoreParameters(DEFAULT_PARAMETERS);
+  }
+};
 const redirect = (title: string, target: string): InlinePage => ({ title, text: target, redirect: true });
 
 describe("tiers: every word, then every word with typos, then fewer words", () => {
@@ -366,15 +375,6 @@ describe("coverage: a best chunk holding most of the query's words in one run ra
   );
   const ICE_AGE =
     ", and at the peak of the last ice age a glacier reached within 150 metres of its top, in Yosemite as in every canyon nearby";
-  const byCoverage = (tome: Engine, pageCoverage: number) => {
-    setScoreParameters({ pageCoverage });
-    try {
-      return titles(tome, query);
-    } finally {
-      setScoreParameters({ pageCoverage: DEFAULT_PARAMETERS.pageCoverage });
-    }
-  };
-
   test("three of the four words in one sentence outrank the four scattered over a page that scores higher", async () => {
     const tome = await wikiOf([
       page(
@@ -383,7 +383,7 @@ describe("coverage: a best chunk holding most of the query's words in one run ra
       ),
       page(halfDome.title, halfDome.text.replace(ICE_AGE, "")),
     ]);
-    expect(byCoverage(tome, 0)).toEqual(["Sierra Nevada", "Half Dome"]);
+    expect(titlesUnder(tome, query, { pageCoverage: 0 })).toEqual(["Sierra Nevada", "Half Dome"]);
     expect(titles(tome, query)).toEqual(["Half Dome", "Sierra Nevada"]);
   });
 
@@ -396,7 +396,7 @@ describe("coverage: a best chunk holding most of the query's words in one run ra
       ),
       halfDome,
     ]);
-    expect(byCoverage(tome, 0)).toEqual(["Half Dome", "Glacier Point"]);
+    expect(titlesUnder(tome, query, { pageCoverage: 0 })).toEqual(["Half Dome", "Glacier Point"]);
     expect(titles(tome, query)).toEqual(["Glacier Point", "Half Dome"]);
   });
 });
@@ -504,18 +504,9 @@ describe("the page's own text: of pages whose best chunks tie, the one more abou
     ),
     page("Antarctic food web", LEAD),
   ]);
-  const byPageText = (tome: Engine, q: string, pageText: number) => {
-    setScoreParameters({ pageText });
-    try {
-      return titles(tome, q);
-    } finally {
-      setScoreParameters({ pageText: DEFAULT_PARAMETERS.pageText });
-    }
-  };
-
   test("“krill algae”: the page made of that chunk alone outranks the longer page holding the same chunk", async () => {
     const tome = await wiki;
-    expect(byPageText(tome, "krill algae", 0)).toEqual(["Southern Ocean", "Antarctic food web"]);
+    expect(titlesUnder(tome, "krill algae", { pageText: 0 })).toEqual(["Southern Ocean", "Antarctic food web"]);
     expect(titles(tome, "krill algae")).toEqual(["Antarctic food web", "Southern Ocean"]);
   });
 });
