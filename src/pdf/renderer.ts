@@ -56,14 +56,11 @@ export class PdfTimeoutError extends PdfError {
 }
 
 /**
- * The worker rendering it stopped (it threw outside a render, its thread ended): the server's fault, not the article's,
- * and a new worker takes the next render: try again after retryAfter seconds.
+ * The worker rendering it stopped (it threw outside a render, its thread ended): the server's fault, not the article's
+ * (api.md's 500 `PDF generation failed`); a new worker takes the next render.
  */
 export class PdfWorkerStoppedError extends PdfError {
-  constructor(
-    why: string,
-    readonly retryAfter: number,
-  ) {
+  constructor(why: string) {
     super(`the PDF worker stopped: ${why}`);
     this.name = "PdfWorkerStoppedError";
   }
@@ -402,7 +399,7 @@ export class PdfRenderer {
     // The worker died: fail its job, and start a new one on the next. A worker that throws is closed after its error;
     // one terminated or exited is only closed. Either comes too from a worker already stopped here (replaced), ignored.
     const lost = (why: string) => {
-      if (slot.worker === worker) this.stopSlot(slot, new PdfWorkerStoppedError(why, this.suggestedWait()));
+      if (slot.worker === worker) this.stopSlot(slot, new PdfWorkerStoppedError(why));
     };
     worker.onerror = (event) => {
       event.preventDefault();
