@@ -324,10 +324,21 @@ export class BlockCursor {
   /** indexIn()'s last answer in the decoded block. */
   protected lastIndex = 0;
 
-  /** Whether the list holds doc: a search of the skip data and one block decoded. */
+  /**
+   * Whether the list holds doc: a search of the skip data and one block decoded. Asked in ascending order (a phrase
+   * check over a window's candidates), most docs lie within the decoded block: found there from the last answer, the
+   * skip data not read.
+   */
   holds(doc: number): boolean {
-    const b = this.blockOf(doc);
+    const b = this.blockHolding(doc);
     return b < this.blocks && this.indexIn(b, doc) >= 0;
+  }
+
+  /** blockOf(doc), found without reading the skip data when doc lies within the decoded block. */
+  protected blockHolding(doc: number): number {
+    const n = this.decodedCount;
+    if (this.decoded >= 0 && n > 0 && doc <= this.docs[n - 1]! && doc >= this.docs[0]!) return this.decoded;
+    return this.blockOf(doc);
   }
 
   /** The term frequency of doc in the list, 0 when it is not there. */

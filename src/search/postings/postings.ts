@@ -68,7 +68,7 @@ export class PostingsCursor extends BlockCursor {
   positionsInto(doc: number): number {
     if (!this.hasPositions) return -1;
     if (this.dense) return this.densePositionsInto(this.dense, doc);
-    const b = this.blockOf(doc);
+    const b = this.blockHolding(doc);
     if (b >= this.blocks) return -1;
     const index = this.indexIn(b, doc);
     if (index < 0) return -1;
