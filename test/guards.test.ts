@@ -217,15 +217,48 @@ describe("guards", () => {
 });
 
 describe("the work of a quoted phrase", () => {
+  test("a phrase asked of a window's chunks at once keeps those it keeps asked one by one (D203)", async () => {
+    const engine = await en();
+    const { text } = engine;
+    for (const phrase of ["united states", "the city", "world war", "of the", "new york"]) {
+      const terms = phrase.split(" ").map((w) => text.termOf(indexKey(w))!);
+      for (const field of [TEXT_FIELD, SECTION_FIELD]) {
+        const filter = text.sequenceFilter(terms, field);
+        const check = text.sequenceCheck(terms, field);
+        expect(filter === undefined).toBe(check === undefined);
+        if (!filter || !check) continue;
+        // Two chunks of every three, so that a window's chunks skip some of each list's.
+        const span = 512;
+        let kept = 0;
+        let mismatched = 0;
+        for (let from = 0; from < text.documentCount; from += span) {
+          const at = Uint32Array.from({ length: span }, (_v, i) => i).filter(
+            (a) => a % 3 !== 1 && from + a < text.documentCount,
+          );
+          const keep = new Uint8Array(at.length).fill(1);
+          filter(from, at, at.length, keep);
+          for (let i = 0; i < at.length; i++) {
+            if (keep[i]) kept++;
+            if (Boolean(keep[i]) !== check(from + at[i]!)) mismatched++;
+          }
+        }
+        expect({ phrase, field, mismatched }).toEqual({ phrase, field, mismatched: 0 });
+        if (field === TEXT_FIELD) expect({ phrase, kept: kept > 0 }).toEqual({ phrase, kept: true });
+      }
+    }
+  });
+
   test("a phrase's candidates are the chunks of its rarest term's text and heading, not every form of the lead word", async () => {
     const engine = await en();
     // The chunks the executor asks of the phrase check (kept()), counted where they are asked.
-    const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
+    const executor = Executor.prototype as unknown as {
+      kept(pass: unknown, keep: unknown, from: number, n: number): number;
+    };
     const kept = executor.kept;
     let asked = 0;
-    executor.kept = function (this: unknown, keep, from, n) {
+    executor.kept = function (this: unknown, pass, keep, from, n) {
       asked += n;
-      return kept.call(this, keep, from, n);
+      return kept.call(this, pass, keep, from, n);
     };
     try {
       // Each has a word with other forms ("states", "wars", "born" → "borne"…) whose chunks were all asked before.

@@ -70,11 +70,12 @@ gatherer.keeps = function (this: unknown, keep, chunk) {
 };
 // The chunks the conjunction asks of the phrase check before the other words are read (D132's Executor.kept).
 let askedFirst = 0;
-const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
+const executor = Executor.prototype as unknown as { kept(...args: unknown[]): number };
 const kept = executor.kept;
-executor.kept = function (this: unknown, keep, from, n) {
-  askedFirst += n;
-  return kept.call(this, keep, from, n);
+executor.kept = function (this: unknown, ...args) {
+  // The candidates' count is kept()'s last argument (before D203: kept(keep, from, n); after: kept(pass, keep, from, n)).
+  askedFirst += args.at(-1) as number;
+  return kept.apply(this, args);
 };
 const block = BlockCursor.prototype as unknown as { decoded: number; decode(b: number): number };
 const decode = block.decode;

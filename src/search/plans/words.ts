@@ -71,6 +71,7 @@ function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun,
       excluded: (p) => entered.has(p),
       keep,
       keepFirst,
+      keepAll: quoted?.filter,
       late: () => meter.late(),
     };
     ctx.executor.run(run);
@@ -109,8 +110,8 @@ function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun,
 function passes(
   buckets: number[],
   typoable: boolean,
-): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "late">[] {
-  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "late">[] = [];
+): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "keepAll" | "late">[] {
+  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "keepAll" | "late">[] = [];
   for (const [bucket, required] of buckets.entries()) {
     out.push({ required, typos: false, tier: tierOf(bucket, false) });
     if (typoable) out.push({ required, typos: true, tier: tierOf(bucket, true) });

@@ -48,15 +48,46 @@ export class ShardPositions extends TermExpansion {
       if (!cursor) return undefined;
       cursors.push(cursor);
     }
-    // The words asked rarest first: a chunk the phrase's rare word reached by another form or field is refused at the first list.
+    // Positions read rarest word first. Whether each word is held is asked with the rarest last: the chunks asked are
+    // mostly its own (D138's candidates), and most lack the next rarest (the rarest asked first was asked in vain).
     const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
-    return (doc) => this.holdsOn(cursors, order, doc);
+    const heldOrder = [...order.slice(1), order[0]!];
+    return (doc) => this.holdsOn(cursors, order, heldOrder, doc);
+  }
+
+  /**
+   * sequenceCheck() asked of many documents at once (D203): of the documents from + at[i], ascending, whose keep[i]
+   * is set, clears keep[i] where the field does not hold the terms in a row. Whether each word is held is asked of
+   * them all, list after list, each list's blocks walked forward once (one function call a document cost more than
+   * the lookup itself: a phrase's candidates are thousands, few hold it); positions are read only where every word is.
+   */
+  sequenceFilter(
+    terms: number[],
+    field: number,
+  ): ((from: number, at: Uint32Array, n: number, keep: Uint8Array) => void) | undefined {
+    const cursors: PostingsCursor[] = [];
+    for (const term of terms) {
+      const cursor = this.sequenceCursor(term, field);
+      if (!cursor) return undefined;
+      cursors.push(cursor);
+    }
+    const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
+    const heldOrder = [...order.slice(1), order[0]!];
+    return (from, at, n, keep) => {
+      for (const w of heldOrder) keepHeld(cursors[w]!, from, at, n, keep);
+      for (let i = 0; i < n; i++) if (keep[i] && !this.inRow(cursors, order, from + at[i]!)) keep[i] = 0;
+    };
   }
 
   /** Whether doc holds the words of `cursors` in a row, each word's positions asked in `order`. */
-  private holdsOn(cursors: PostingsCursor[], order: number[], doc: number): boolean {
+  private holdsOn(cursors: PostingsCursor[], order: number[], heldOrder: number[], doc: number): boolean {
     // Every word held first: positions are read only where they all are (most chunks holding the rare word lack another).
-    for (const w of order) if (!cursors[w]!.holdsDoc(doc)) return false;
+    for (const w of heldOrder) if (!cursors[w]!.holdsDoc(doc)) return false;
+    return this.inRow(cursors, order, doc);
+  }
+
+  /** Whether doc, holding every word of `cursors`, holds them in a row, each word's positions asked in `order`. */
+  private inRow(cursors: PostingsCursor[], order: number[], doc: number): boolean {
     const anchor = order[0]!;
     const anchorCursor = cursors[anchor]!;
     const anchorCount = anchorCursor.positionsInto(doc);
@@ -233,5 +264,33 @@ export class ShardPositions extends TermExpansion {
       if (++next[lo]! >= starts[lo + 1]!) break;
     }
     return best;
+  }
+}
+
+/** Clears keep[i] of the documents from + at[i] (ascending) that the cursor's list does not hold: its blocks walked forward. */
+function keepHeld(cursor: PostingsCursor, from: number, at: Uint32Array, n: number, keep: Uint8Array): void {
+  const dense = cursor.dense;
+  if (dense) {
+    for (let i = 0; i < n; i++) if (keep[i] && !dense[from + at[i]!]) keep[i] = 0;
+    return;
+  }
+  const docs = cursor.docs;
+  let last = -1;
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    const doc = from + at[i]!;
+    if (doc > last) {
+      const b = cursor.blockOf(doc);
+      if (b >= cursor.blocks) {
+        keep.fill(0, i, n);
+        return;
+      }
+      const count = cursor.decode(b);
+      last = docs[count - 1]!;
+      j = 0;
+    }
+    while (docs[j]! < doc) j++;
+    if (docs[j] !== doc) keep[i] = 0;
   }
 }

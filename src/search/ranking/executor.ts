@@ -53,6 +53,8 @@ export interface Pass {
    * (every chunk holding the phrases does), when they are fewer than the lead's.
    */
   keepFirst?: number[] | undefined;
+  /** `keep` asked of many chunks at once, as kept() asks it (stages/phrases.ts's ChunkFilter). */
+  keepAll?: ((from: number, at: Uint32Array, n: number, keep: Uint8Array) => void) | undefined;
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
 }
@@ -189,7 +191,7 @@ export class Executor {
         }
       }
       if (anchor) sums.fill(0, 0, n);
-      if (keepFirst) n = this.kept(keepFirst, from, n);
+      if (keepFirst) n = this.kept(pass, keepFirst, from, n);
       for (const w of scored) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
@@ -241,9 +243,20 @@ export class Executor {
    * the phrases holds all their words, and few of the lead's chunks hold them (phrase checks cost less than reading
    * every form of the other words there). Returns how many are kept.
    */
-  private kept(keep: (chunk: number) => boolean, from: number, n: number): number {
+  private kept(pass: Pass, keep: (chunk: number) => boolean, from: number, n: number): number {
     const { touched, sums } = this;
     let kept = 0;
+    if (pass.keepAll) {
+      if (this.keeps.length < n) this.keeps = new Uint8Array(Math.max(n, this.size));
+      const keeps = this.keeps.fill(1, 0, n);
+      pass.keepAll(from, touched, n, keeps);
+      for (let i = 0; i < n; i++) {
+        if (!keeps[i]) continue;
+        touched[kept] = touched[i]!;
+        sums[kept++] = sums[i]!;
+      }
+      return kept;
+    }
     for (let i = 0; i < n; i++) {
       const at = touched[i]!;
       if (!keep(from + at)) continue;
@@ -252,6 +265,8 @@ export class Executor {
     }
     return kept;
   }
+  /** kept()'s flags, a candidate each. */
+  private keeps = new Uint8Array(0);
 
   /**
    * Keeps of the n candidates (touched[0, n), their scores in sums) those a required word holds,

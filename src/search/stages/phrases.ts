@@ -63,6 +63,26 @@ function chunkCheck(ctx: SearchContext, sequence: number[]): (doc: number) => bo
   return inText ?? inHeading ?? (() => false);
 }
 
+/** Clears keep[i] of the chunks from + at[i] (ascending, i < n) that do not hold what the filter asks. */
+export type ChunkFilter = (from: number, at: Uint32Array, n: number, keep: Uint8Array) => void;
+
+/** chunkCheck() asked of many chunks at once (ShardPositions.sequenceFilter): in the text, then the others in the heading. */
+function chunkFilter(ctx: SearchContext, sequence: number[]): ChunkFilter {
+  const inText = ctx.text.sequenceFilter(sequence, TEXT_FIELD);
+  const inHeading = ctx.text.sequenceFilter(sequence, SECTION_FIELD);
+  if (!inText || !inHeading) return inText ?? inHeading ?? ((_from, _at, n, keep) => keep.fill(0, 0, n));
+  let held = new Uint8Array(0);
+  return (from, at, n, keep) => {
+    if (held.length < n) held = new Uint8Array(n * 2);
+    // keep: asked of the heading where the text does not hold the phrase; held: where it does.
+    for (let i = 0; i < n; i++) held[i] = keep[i]!;
+    inText(from, at, n, held);
+    for (let i = 0; i < n; i++) if (held[i]) keep[i] = 0;
+    inHeading(from, at, n, keep);
+    for (let i = 0; i < n; i++) keep[i] = keep[i]! | held[i]!;
+  };
+}
+
 /** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */
 export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
   return phrasesOf(ctx, query)?.holds;
@@ -75,21 +95,27 @@ export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: numb
 export function phrasesOf(
   ctx: SearchContext,
   query: ParsedQuery,
-): { terms: number[]; holds: (doc: number) => boolean } | undefined {
+): { terms: number[]; holds: (doc: number) => boolean; filter: ChunkFilter } | undefined {
   const terms: number[] = [];
   const checks: ((doc: number) => boolean)[] = [];
+  const filters: ChunkFilter[] = [];
   for (const phrase of query.phrases) {
     const sequence = phraseTerms(ctx, phrase);
     if (!sequence) return undefined;
     terms.push(...sequence);
     checks.push(chunkCheck(ctx, sequence));
+    filters.push(chunkFilter(ctx, sequence));
   }
-  if (checks.length === 1) return { terms, holds: checks[0]! };
+  const filter: ChunkFilter = (from, at, n, keep) => {
+    for (const f of filters) f(from, at, n, keep);
+  };
+  if (checks.length === 1) return { terms, holds: checks[0]!, filter };
   return {
     terms,
     holds: (doc) => {
       for (const holds of checks) if (!holds(doc)) return false;
       return true;
     },
+    filter,
   };
 }
