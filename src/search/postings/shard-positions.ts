@@ -72,10 +72,41 @@ export class ShardPositions extends TermExpansion {
       cursors.push(cursor);
     }
     const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
-    const heldOrder = [...order.slice(1), order[0]!];
+    const held = [...order.slice(1), order[0]!].map((w) => cursors[w]!);
+    // Each list's walk: the last document of its decoded block (Infinity: read through), and its place there.
+    const last = new Float64Array(held.length);
+    const place = new Int32Array(held.length);
     return (from, at, n, keep) => {
-      for (const w of heldOrder) keepHeld(cursors[w]!, from, at, n, keep);
-      for (let i = 0; i < n; i++) if (keep[i] && !this.inRow(cursors, order, from + at[i]!)) keep[i] = 0;
+      last.fill(-1);
+      place.fill(0);
+      candidates: for (let i = 0; i < n; i++) {
+        if (!keep[i]) continue;
+        const doc = from + at[i]!;
+        for (let k = 0; k < held.length; k++) {
+          const cursor = held[k]!;
+          const dense = cursor.dense;
+          if (dense) {
+            if (dense[doc]) continue;
+            keep[i] = 0;
+            continue candidates;
+          }
+          const docs = cursor.docs;
+          if (doc > last[k]!) {
+            const b = cursor.blockOf(doc);
+            last[k] = b < cursor.blocks ? docs[cursor.decode(b) - 1]! : Infinity;
+            place[k] = 0;
+          }
+          let j = place[k]!;
+          if (last[k] !== Infinity) while (docs[j]! < doc) j++;
+          place[k] = j;
+          if (last[k] === Infinity || docs[j] !== doc) {
+            keep[i] = 0;
+            continue candidates;
+          }
+        }
+        // Every word held: each cursor is on the block holding doc, its positions read there.
+        if (!this.inRow(cursors, order, doc)) keep[i] = 0;
+      }
     };
   }
 
@@ -264,33 +295,5 @@ export class ShardPositions extends TermExpansion {
       if (++next[lo]! >= starts[lo + 1]!) break;
     }
     return best;
-  }
-}
-
-/** Clears keep[i] of the documents from + at[i] (ascending) that the cursor's list does not hold: its blocks walked forward. */
-function keepHeld(cursor: PostingsCursor, from: number, at: Uint32Array, n: number, keep: Uint8Array): void {
-  const dense = cursor.dense;
-  if (dense) {
-    for (let i = 0; i < n; i++) if (keep[i] && !dense[from + at[i]!]) keep[i] = 0;
-    return;
-  }
-  const docs = cursor.docs;
-  let last = -1;
-  let j = 0;
-  for (let i = 0; i < n; i++) {
-    if (!keep[i]) continue;
-    const doc = from + at[i]!;
-    if (doc > last) {
-      const b = cursor.blockOf(doc);
-      if (b >= cursor.blocks) {
-        keep.fill(0, i, n);
-        return;
-      }
-      const count = cursor.decode(b);
-      last = docs[count - 1]!;
-      j = 0;
-    }
-    while (docs[j]! < doc) j++;
-    if (docs[j] !== doc) keep[i] = 0;
   }
 }
