@@ -169,7 +169,10 @@ export class Executor {
       if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
       const { best, touched, sums } = this;
-      let n = driver.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+      // The rarest term's chunks are only candidates, unscored (its score is not theirs).
+      let n = anchor
+        ? anchor.mark(from, to, best, touched, 0)
+        : lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
       // The candidates, in chunk order, with the lead's score (none yet from the rarest term's): then narrowed word by word.
       const span = to - from + 1;
       if (n * DENSE_WINDOW >= span) {

@@ -124,6 +124,12 @@ export class WordReader {
     return next;
   }
 
+  /** Marks every chunk of [from, to] the word holds (best[doc − from] = 1), listing them in touched[n…]: scan() without the scores. */
+  mark(from: number, to: number, best: Float64Array, touched: Uint32Array, n: number): number {
+    for (const form of this.forms) for (const l of form.lists) n = l.mark(from, to, best, touched, n);
+    return n;
+  }
+
   /**
    * Scores every chunk of [from, to] the word holds into best[doc − from] (its best form),
    * listing the chunks first touched in touched[n…]; returns the new n. The forms split() left out are not read, or,
