@@ -324,11 +324,7 @@ export class BlockCursor {
   /** indexIn()'s last answer in the decoded block. */
   protected lastIndex = 0;
 
-  /**
-   * Whether the list holds doc: a search of the skip data and one block decoded. Asked in ascending order (a phrase
-   * check over a window's candidates), most docs lie within the decoded block: found there from the last answer, the
-   * skip data not read.
-   */
+  /** Whether the list holds doc: a search of the skip data (none when doc lies within the decoded block) and one block decoded. */
   holds(doc: number): boolean {
     const b = this.blockHolding(doc);
     return b < this.blocks && this.indexIn(b, doc) >= 0;

@@ -248,22 +248,14 @@ export class Executor {
    */
   private kept(pass: Pass, keep: (chunk: number) => boolean, from: number, n: number): number {
     const { touched, sums } = this;
+    if (this.keeps.length < n) this.keeps = new Uint8Array(Math.max(n, this.size));
+    const keeps = this.keeps;
+    if (pass.keepAll) pass.keepAll(from, touched, n, keeps.fill(1, 0, n));
+    else for (let i = 0; i < n; i++) keeps[i] = keep(from + touched[i]!) ? 1 : 0;
     let kept = 0;
-    if (pass.keepAll) {
-      if (this.keeps.length < n) this.keeps = new Uint8Array(Math.max(n, this.size));
-      const keeps = this.keeps.fill(1, 0, n);
-      pass.keepAll(from, touched, n, keeps);
-      for (let i = 0; i < n; i++) {
-        if (!keeps[i]) continue;
-        touched[kept] = touched[i]!;
-        sums[kept++] = sums[i]!;
-      }
-      return kept;
-    }
     for (let i = 0; i < n; i++) {
-      const at = touched[i]!;
-      if (!keep(from + at)) continue;
-      touched[kept] = at;
+      if (!keeps[i]) continue;
+      touched[kept] = touched[i]!;
       sums[kept++] = sums[i]!;
     }
     return kept;
