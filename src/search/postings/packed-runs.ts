@@ -158,14 +158,27 @@ export function unpack(bytes: Uint8Array, at: number, m: number, out: Uint32Arra
   return patch(bytes, end, width, out, to);
 }
 
-/** Adds the exceptions' high bits (at `at`) to out[to + index]: where they end. */
-function patch(bytes: Uint8Array, at: number, width: number, out: Uint32Array, to: number): number {
+/**
+ * Adds the exceptions' high bits (at `at`) to out[to + index − first], for the indexes in [first, first + count) (all
+ * of a run's by default): where they end. Exceptions are written in index order (writePacked): a part's read stops at
+ * the first past it (-1; a document's first position is mostly one, so reading on scanned those of every document of
+ * the run). An index past a whole run's values is damage, skipped.
+ */
+function patch(
+  bytes: Uint8Array,
+  at: number,
+  width: number,
+  out: Uint32Array,
+  to: number,
+  first = 0,
+  count = EXCEPTIONS,
+): number {
   const exceptions = bytes[at++]!;
   for (let e = 0; e < exceptions; e++) {
-    const index = bytes[at++]!;
+    const index = bytes[at++]! - first;
+    if (index >= count && count < EXCEPTIONS) return -1;
     let c = bytes[at++]!;
-    // An index past a run's values is damage: not written over the next run's.
-    if (index >= EXCEPTIONS) {
+    if (index < 0 || index >= count) {
       while (c & 128) c = bytes[at++]!;
       continue;
     }
@@ -245,41 +258,7 @@ export function readRunPart(
       out[to + i] = v & mask;
     }
   }
-  if (token & 128) patchPart(bytes, at + ((m * width + 7) >>> 3), width, out, to, first, count);
-}
-
-/**
- * patch() for values [first, first + count) of a run, into out[to…]: the exceptions are written in index order
- * (writePacked), so none is read past the part's last (a document's positions are a part of its run, and most of its exceptions: the
- * first position of each document is a large gap).
- */
-function patchPart(
-  bytes: Uint8Array,
-  at: number,
-  width: number,
-  out: Uint32Array,
-  to: number,
-  first: number,
-  count: number,
-): void {
-  const exceptions = bytes[at++]!;
-  for (let e = 0; e < exceptions; e++) {
-    const index = bytes[at++]! - first;
-    if (index >= count) return;
-    let c = bytes[at++]!;
-    if (index < 0) {
-      while (c & 128) c = bytes[at++]!;
-      continue;
-    }
-    let high = c & 127;
-    let scale = 128;
-    while (c & 128) {
-      c = bytes[at++]!;
-      high += (c & 127) * scale;
-      scale *= 128;
-    }
-    out[to + index] = out[to + index]! + high * 2 ** width;
-  }
+  if (token & 128) patch(bytes, at + ((m * width + 7) >>> 3), width, out, to, first, count);
 }
 
 /** Where a run of m position values ends. */

@@ -42,12 +42,8 @@ export class ShardPositions extends TermExpansion {
    * anew for every term of every document: 70% of a phrase search's time).
    */
   sequenceCheck(terms: number[], field: number): ((doc: number) => boolean) | undefined {
-    const cursors: PostingsCursor[] = [];
-    for (const term of terms) {
-      const cursor = this.sequenceCursor(term, field);
-      if (!cursor) return undefined;
-      cursors.push(cursor);
-    }
+    const cursors = this.termCursors(terms, field);
+    if (!cursors) return undefined;
     // Positions read rarest word first. Whether each word is held is asked with the rarest last: the chunks asked are
     // mostly its own (D138's candidates), and most lack the next rarest (the rarest asked first was asked in vain).
     const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
@@ -65,12 +61,8 @@ export class ShardPositions extends TermExpansion {
     terms: number[],
     field: number,
   ): ((from: number, at: Uint32Array, n: number, keep: Uint8Array) => void) | undefined {
-    const cursors: PostingsCursor[] = [];
-    for (const term of terms) {
-      const cursor = this.sequenceCursor(term, field);
-      if (!cursor) return undefined;
-      cursors.push(cursor);
-    }
+    const cursors = this.termCursors(terms, field);
+    if (!cursors) return undefined;
     const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
     const held = [...order.slice(1), order[0]!].map((w) => cursors[w]!);
     // Each list's walk: the last document of its decoded block (Infinity: read through), and its place there.
@@ -108,6 +100,17 @@ export class ShardPositions extends TermExpansion {
         if (!this.inRow(cursors, order, doc)) keep[i] = 0;
       }
     };
+  }
+
+  /** The cursors sequenceCheck() and sequenceFilter() read the terms' lists in the field on; undefined when it lacks one. */
+  private termCursors(terms: number[], field: number): PostingsCursor[] | undefined {
+    const cursors: PostingsCursor[] = [];
+    for (const term of terms) {
+      const cursor = this.sequenceCursor(term, field);
+      if (!cursor) return undefined;
+      cursors.push(cursor);
+    }
+    return cursors;
   }
 
   /** Whether doc holds the words of `cursors` in a row, each word's positions asked in `order`. */

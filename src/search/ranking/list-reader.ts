@@ -120,39 +120,6 @@ export class ListReader {
   }
 
   /**
-   * Marks each chunk of [from, to] the list holds (marks[doc − from] = 1), listing those first marked in touched[n…];
-   * returns the new n. scan() without the scores: a phrase's rarest term only finds the candidates (D138).
-   */
-  mark(from: number, to: number, marks: Float64Array, touched: Uint32Array, n: number): number {
-    const cursor = this.cursor;
-    this.skipTo(from);
-    for (;;) {
-      const docs = cursor.docs;
-      let i = this.at;
-      const size = this.size;
-      for (; i < size; i++) {
-        const d = docs[i]!;
-        if (d > to) {
-          this.at = i;
-          return n;
-        }
-        const at = d - from;
-        if (marks[at] === 0) {
-          marks[at] = 1;
-          touched[n++] = at;
-        }
-      }
-      if (this.block + 1 >= cursor.blocks) {
-        this.at = this.size = 0;
-        this.block = cursor.blocks;
-        return n;
-      }
-      this.size = cursor.decode(++this.block);
-      this.at = 0;
-    }
-  }
-
-  /**
    * When block b, the first that may hold chunks of [from, to], holds all the list's postings
    * there and spans far more chunks than the window (a short list, a rare typo form's, a
    * title's, whose impact bounded every window it overlapped, holding none or few of their

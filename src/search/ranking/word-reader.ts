@@ -124,9 +124,12 @@ export class WordReader {
     return next;
   }
 
-  /** Marks every chunk of [from, to] the word holds (best[doc − from] = 1), listing them in touched[n…]: scan() without the scores. */
+  /**
+   * Marks every chunk of [from, to] the word holds (best[doc − from] > 0), listing them in touched[n…]: scan() without
+   * the scores (its lists' sums are left in best).
+   */
   mark(from: number, to: number, best: Float64Array, touched: Uint32Array, n: number): number {
-    for (const form of this.forms) for (const l of form.lists) n = l.mark(from, to, best, touched, n);
+    for (const form of this.forms) for (const l of form.lists) n = l.scan(from, to, best, touched, n);
     return n;
   }
 
