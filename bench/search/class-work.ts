@@ -4,7 +4,8 @@
  * What a class of the benchmark's mix (bench/queries.ts, its fixed seed) costs in work, not time
  * (so the same on a busy machine): each query searched once with no time limit, then the plans
  * they ran by (SearchWork.plan), the postings decoded and candidates scored over the class, and the
- * blocks every cursor decoded (counted at BlockCursor.decode, whatever SearchWork counts). --root
+ * blocks every cursor decoded (counted at BlockCursor.decode, whatever SearchWork counts), and the text blocks
+ * decompressed (those not in the text store's cache). --root
  * DIR runs the engine of another checkout (a git worktree of an earlier commit) on the same queries;
  * --hits FILE writes each query's hits (page, chunk, score) and estimatedTotalHits as JSON lines,
  * to diff two checkouts.
@@ -57,10 +58,20 @@ BlockCursor.prototype.decode = function (this: InstanceType<typeof BlockCursor>,
   if (this.decodedPostings !== before) blocksDecoded++;
   return n;
 };
+// The text blocks a search decompresses (not in the store's cache): one for each hit whose chunk's block no search before read.
+const { TextStore } = (await import(`${root}/src/snapshot`)) as typeof import("../../src/snapshot");
+const store = TextStore.prototype as unknown as { block(b: number): Uint8Array; cache: Map<number, Uint8Array> };
+const block = store.block;
+let textBlocks = 0;
+store.block = function (this: typeof store, b: number) {
+  if (!this.cache.has(b)) textBlocks++;
+  return block.call(this, b);
+};
 const make = mixClass(queryMix(engine.snapshot), values.class);
 const queries = Array.from({ length: count }, make);
 
 blocksDecoded = 0;
+textBlocks = 0;
 const plans: Record<string, number> = {};
 let postings = 0;
 let candidates = 0;
@@ -81,3 +92,4 @@ console.log(
   `postings decoded ${postings}, candidates scored ${candidates} (SearchWork.candidates: chunks, and titles)`,
 );
 console.log(`blocks decoded ${blocksDecoded} (by every cursor, counted at BlockCursor.decode)`);
+console.log(`text blocks decompressed ${textBlocks} (not in the text store's cache: the hits' chunks, and passages')`);

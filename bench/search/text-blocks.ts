@@ -8,6 +8,11 @@
  * microseconds a block each way and their ratio. The compressed blocks are read once first,
  * so that the file's pages are mapped before either way is timed.
  *
+ * With --cold, what a search's first read of a block costs: each of N random blocks (R rounds, a new sample each)
+ * decompressed once from pages of the mapping no read has touched, after 8 MB of other memory is written (the CPU's
+ * caches as a search leaves them), against the same for blocks whose pages were touched first, and against one read
+ * of the compressed bytes with pread(2) (no page of the mapping touched). Medians in µs.
+ *
  * With --sizes, what the block size costs instead: the chunks of 40 runs of 50 consecutive
  * blocks, spread over the file, are grouped again into blocks of each size (0: a block a
  * chunk) and compressed as the build compresses them (the snapshot's dictionary, its level).
@@ -15,6 +20,7 @@
  * from its block not cached (one decompression by the system libzstd, 20,000 chunks, median
  * of R rounds), the index bytes each block adds, and the MB/s one thread compresses.
  */
+import { openSync, readSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { blockDecompressor, compressTextBlock, openSnapshot, TextStore } from "../../src/snapshot";
 
@@ -24,6 +30,7 @@ const { values, positionals } = parseArgs({
     blocks: { type: "string", default: "2000" },
     rounds: { type: "string", default: "5" },
     sizes: { type: "string" },
+    cold: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -33,25 +40,31 @@ if (values.help || !positionals[0]) {
 
   --blocks N   random blocks decompressed a round, each way (default 2000)
   --rounds R   rounds, the two ways interleaved; figures are medians (default 5)
-  --sizes B,…  compare block sizes instead (bytes; 0: a block a chunk), e.g. --sizes 0,2048,4096,8192`);
+  --sizes B,…  compare block sizes instead (bytes; 0: a block a chunk), e.g. --sizes 0,2048,4096,8192
+  --cold       a block's first read, from pages never touched, against pages touched and against pread(2)`);
   process.exit(values.help ? 0 : 2);
 }
 
 /** Bytes the store keeps a block, besides its text: blockPart (u8), blockStart (f64), blockLength and blockFirst (u32). */
 const INDEX_BYTES_A_BLOCK = 1 + 8 + 4 + 4;
-const store = new TextStore(openSnapshot(positionals[0]).container, 0);
+const { container } = openSnapshot(positionals[0]);
+const store = new TextStore(container, 0);
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;
 let seed = 1;
 const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+// biome-ignore lint/correctness/noUnusedVariables: summed so that the pages are read (mapped in); the sum itself is not used
+let touched = 0;
 if (values.sizes) {
   compareSizes(values.sizes.split(",").map(Number));
+  process.exit(0);
+}
+if (values.cold) {
+  firstReads(Number(values.blocks), Number(values.rounds));
   process.exit(0);
 }
 const blocks = store.blockFirst.length - 1;
 const chosen = Array.from({ length: Number(values.blocks) }, () => Math.floor(random() * blocks));
 let compressedBytes = 0;
-// biome-ignore lint/correctness/noUnusedVariables: summed so that the pages are read (mapped in); the sum itself is not used
-let touched = 0;
 for (const b of chosen) {
   const block = store.compressedBlock(b);
   for (let i = 0; i < block.byteLength; i += 1024) touched += block[i]!;
@@ -142,4 +155,63 @@ function compareSizes(sizes: number[]): void {
       `| ${size || "a chunk"} | ${blocks.length} | ${(compressed / raw).toFixed(3)} | ${median(micros).toFixed(2)} | ${((blocks.length * INDEX_BYTES_A_BLOCK) / chunks.length).toFixed(1)} | ${(raw / 1e3 / compressMs).toFixed(1)} |`,
     );
   }
+}
+
+/** --cold: µs to decompress a block read for the first time, three ways (see the head of this file). */
+function firstReads(count: number, rounds: number): void {
+  const decompress = blockDecompressor(store.dictionary, "system");
+  const blocks = store.blockFirst.length - 1;
+  // Where a block lies in the file: its part's offset, and its place in the part's mapping.
+  const parts = container.sections.filter((s) => s.name.startsWith("text.blocks."));
+  const fileOffset = (b: number) => {
+    const block = store.compressedBlock(b);
+    const part = parts.find((s) => container.section(s.name).buffer === block.buffer)!;
+    return part.offset + block.byteOffset - container.section(part.name).byteOffset;
+  };
+  const file = openSync(positionals[0]!, "r");
+  const room = new Uint8Array(1 << 20);
+  const read = new Uint8Array(1 << 20);
+  const other = new Uint8Array(8 << 20);
+  const spoil = () => {
+    for (let i = 0; i < other.length; i += 64) other[i]!++;
+  };
+  const ways = { untouched: [] as number[], touched: [] as number[], pread: [] as number[] };
+  // Blocks are drawn afresh each round and each way: none is read twice.
+  const seen = new Set<number>();
+  const fresh = () => {
+    for (;;) {
+      const b = Math.floor(random() * blocks);
+      if (seen.has(b)) continue;
+      seen.add(b);
+      return b;
+    }
+  };
+  for (let round = 0; round < rounds; round++) {
+    const took = { untouched: [] as number[], touched: [] as number[], pread: [] as number[] };
+    for (let i = 0; i < count; i++) {
+      let b = fresh();
+      spoil();
+      let started = performance.now();
+      decompress(store.compressedBlock(b), store.blockSize(b), room);
+      took.untouched.push(performance.now() - started);
+      b = fresh();
+      const bytes = store.compressedBlock(b);
+      for (let at = 0; at < bytes.byteLength; at += 512) touched += bytes[at]!;
+      spoil();
+      started = performance.now();
+      decompress(bytes, store.blockSize(b), room);
+      took.touched.push(performance.now() - started);
+      b = fresh();
+      spoil();
+      started = performance.now();
+      const n = readSync(file, read, 0, store.compressedBlock(b).byteLength, fileOffset(b));
+      decompress(read.subarray(0, n), store.blockSize(b), room);
+      took.pread.push(performance.now() - started);
+    }
+    for (const way of Object.keys(ways) as (keyof typeof ways)[]) ways[way].push(median(took[way]) * 1000);
+  }
+  console.log(`${blocks} blocks; ${count} a round each way, ${rounds} rounds; µs a block, medians`);
+  console.log(`from pages never touched      ${median(ways.untouched).toFixed(1)}`);
+  console.log(`from pages touched before     ${median(ways.touched).toFixed(1)}`);
+  console.log(`read by pread(2), then        ${median(ways.pread).toFixed(1)}`);
 }
