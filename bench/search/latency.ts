@@ -14,7 +14,8 @@
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time.
- * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from).
+ * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
+ * each class's first runs by the plan that ranked them (a words plan given way to counts as words).
  */
 import { parseArgs } from "node:util";
 import { median, quantile } from "../stats";
@@ -26,7 +27,8 @@ const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] 
   --before-classes   also issue 44's question class ("question (issue 44)")
   --class K          only class K (repeatable: "typo", "function words"…); the queries are the whole run's
   --cpu              time by the process's CPU rather than the clock (a shared, busy machine)
-  --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query`;
+  --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query
+  --plans            also each class's first runs by the plan that ranked them: how many, p50 / p99, share of the time`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -38,6 +40,7 @@ const { values, positionals } = parseArgs({
     class: { type: "string", multiple: true },
     cpu: { type: "boolean" },
     slowest: { type: "string", default: "0" },
+    plans: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -137,6 +140,20 @@ else {
     );
   console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | | |`);
 }
+if (values.plans)
+  for (const [k, first] of Object.entries(firsts)) {
+    console.log(`\n${k}: first runs by the plan that ranked them (work.plan)`);
+    console.log("| plan | queries | first p50 / p99 ms | share of the class's time |");
+    console.log("|---|---|---|---|");
+    const total = first.reduce((n, r) => n + r.ms, 0);
+    for (const plan of [...new Set(first.map((r) => r.plan))].sort()) {
+      const f = first.filter((r) => r.plan === plan).map((r) => r.ms);
+      const spent = f.reduce((n, ms) => n + ms, 0);
+      console.log(
+        `| ${plan || "(none)"} | ${f.length} | ${quantile(f, 0.5).toFixed(2)} / ${quantile(f, 0.99).toFixed(2)} | ${((100 * spent) / total).toFixed(0)}% |`,
+      );
+    }
+  }
 const slowest = Number(values.slowest);
 if (slowest > 0)
   for (const [k, first] of Object.entries(firsts)) {
