@@ -251,14 +251,12 @@ describe("the work of a quoted phrase", () => {
   test("a phrase's candidates are the chunks of its rarest term's text and heading, not every form of the lead word", async () => {
     const engine = await en();
     // The chunks the executor asks of the phrase check (kept()), counted where they are asked.
-    const executor = Executor.prototype as unknown as {
-      kept(pass: unknown, keep: unknown, from: number, n: number): number;
-    };
+    const executor = Executor.prototype as unknown as { kept(keepAll: unknown, from: number, n: number): number };
     const kept = executor.kept;
     let asked = 0;
-    executor.kept = function (this: unknown, pass, keep, from, n) {
+    executor.kept = function (this: unknown, keepAll, from, n) {
       asked += n;
-      return kept.call(this, pass, keep, from, n);
+      return kept.call(this, keepAll, from, n);
     };
     try {
       // Each has a word with other forms ("states", "wars", "born" → "borne"…) whose chunks were all asked before.

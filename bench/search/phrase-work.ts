@@ -73,7 +73,8 @@ let askedFirst = 0;
 const executor = Executor.prototype as unknown as { kept(...args: unknown[]): number };
 const kept = executor.kept;
 executor.kept = function (this: unknown, ...args) {
-  // The candidates' count is kept()'s last argument (before D203: kept(keep, from, n); after: kept(pass, keep, from, n)).
+  // The candidates' count is kept()'s last argument, whatever its others (kept(keep, from, n) before D203 and again
+  // after its review; kept(pass, keep, from, n) between), so that --root may name a checkout of either.
   askedFirst += args.at(-1) as number;
   return kept.apply(this, args);
 };

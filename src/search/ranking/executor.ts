@@ -48,12 +48,12 @@ export interface Pass {
   /** Chunks kept (quoted phrases): the others are not candidates. */
   keep?: ((chunk: number) => boolean) | undefined;
   /**
-   * The quoted phrases' index terms, when `keep` is asked of the candidates before the other required words are read
+   * The quoted phrases' index terms, when `keepAll` is asked of the candidates before the other required words are read
    * (few chunks hold the phrases): the candidates are then the chunks whose text or heading holds the rarest of them
    * (every chunk holding the phrases does), when they are fewer than the lead's.
    */
   keepFirst?: number[] | undefined;
-  /** `keep` asked of many chunks at once, as kept() asks it (stages/phrases.ts's ChunkFilter). */
+  /** `keep` asked of many chunks at once (stages/phrases.ts's ChunkFilter): what kept() asks with `keepFirst`. */
   keepAll?: ((from: number, at: Uint32Array, n: number, keep: Uint8Array) => void) | undefined;
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
@@ -137,7 +137,7 @@ export class Executor {
     const { heap } = pass;
     const all = [lead, ...checks, ...optional];
     // Quoted phrases checked on the candidates before the other words are read (kept()): the pages gathered hold them.
-    const keepFirst = pass.keepFirst && pass.keep;
+    const keepFirst = pass.keepFirst && pass.keepAll;
     const gathered = keepFirst ? { tier: pass.tier, heap } : pass;
     this.phrasesFirst = keepFirst !== undefined;
     // The chunks holding a phrase's rarest term are the candidates when they are fewer than the lead's: the lead is
@@ -194,7 +194,7 @@ export class Executor {
         }
       }
       if (anchor) sums.fill(0, 0, n);
-      if (keepFirst) n = this.kept(pass, keepFirst, from, n);
+      if (keepFirst) n = this.kept(keepFirst, from, n);
       for (const w of scored) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
@@ -242,16 +242,15 @@ export class Executor {
 
   /**
    * Keeps of the n candidates (touched[0, n), their scores in sums, from `from`) those holding the quoted phrases
-   * (`keep`, read on the phrase words' own text and heading lists), before any other word is read: a chunk holding
+   * (`keepAll`, read on the phrase words' own text and heading lists), before any other word is read: a chunk holding
    * the phrases holds all their words, and few of the lead's chunks hold them (phrase checks cost less than reading
    * every form of the other words there). Returns how many are kept.
    */
-  private kept(pass: Pass, keep: (chunk: number) => boolean, from: number, n: number): number {
+  private kept(keepAll: NonNullable<Pass["keepAll"]>, from: number, n: number): number {
     const { touched, sums } = this;
     if (this.keeps.length < n) this.keeps = new Uint8Array(Math.max(n, this.size));
     const keeps = this.keeps;
-    if (pass.keepAll) pass.keepAll(from, touched, n, keeps.fill(1, 0, n));
-    else for (let i = 0; i < n; i++) keeps[i] = keep(from + touched[i]!) ? 1 : 0;
+    keepAll(from, touched, n, keeps.fill(1, 0, n));
     let kept = 0;
     for (let i = 0; i < n; i++) {
       if (!keeps[i]) continue;
