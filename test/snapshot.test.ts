@@ -655,6 +655,22 @@ describe("a file read through once leaves the resident set as it is read (D127)"
     expect(residentKb(path)).toBe(0);
   });
 
+  test("populate maps every page of the file into the process at once, where reading maps a page at its first read (D204)", async () => {
+    const built = join(tempDir(), "built.tome");
+    await copyOfBuilt(built);
+    const path = join(tempDir(), "populated.tome");
+    copyFileSync(built, path);
+    const served = openContainer(path);
+    served.mapAll();
+    expect(residentKb(path)).toBe(0);
+    expect(await served.populate()).toBe(true);
+    const bytes = served.sections.reduce((n, s) => n + s.length, 0);
+    expect(residentKb(path)).toBeGreaterThanOrEqual(Math.floor(bytes / 1024) - 4);
+    // Let go: nothing more is populated, and populate says so.
+    served.letGo();
+    expect(await served.populate()).toBe(false);
+  });
+
   test("snapshot:export reads its file through once: the pages it read leave the resident set as it goes", async () => {
     const path = join(tempDir(), "exported.tome");
     await copyOfBuilt(path);

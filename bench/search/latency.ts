@@ -15,7 +15,9 @@
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time.
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
- * each class's first runs by the plan that ranked them (a words plan given way to counts as words).
+ * each class's first runs by the plan that ranked them (a words plan given way to counts as words). --populate maps the
+ * whole file in the process's page tables first, as a server's search worker does at open (D204): first runs then take
+ * no page fault on the mapping.
  */
 import { parseArgs } from "node:util";
 import { median, quantile } from "../stats";
@@ -28,7 +30,8 @@ const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] 
   --class K          only class K (repeatable: "typo", "function words"…); the queries are the whole run's
   --cpu              time by the process's CPU rather than the clock (a shared, busy machine)
   --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query
-  --plans            also each class's first runs by the plan that ranked them: how many, p50 / p99, share of the time`;
+  --plans            also each class's first runs by the plan that ranked them: how many, p50 / p99, share of the time
+  --populate         map the whole file in the page tables first, as a server's search worker does (D204)`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -41,6 +44,7 @@ const { values, positionals } = parseArgs({
     cpu: { type: "boolean" },
     slowest: { type: "string", default: "0" },
     plans: { type: "boolean" },
+    populate: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -55,6 +59,8 @@ const { open } = await import("../../src/search");
 const { mixClass, queryMix, questionBefore } = await import("../queries");
 
 const engine = open(positionals[0]);
+if (values.populate && !(await engine.populate()))
+  console.error("--populate: this kernel cannot (Linux 5.14 or later)");
 const perClass = Number(values.queries);
 const mix = queryMix(engine.snapshot);
 const classes: Record<string, () => string> = { ...mix };

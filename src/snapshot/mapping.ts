@@ -13,7 +13,7 @@
  * a page past the end of a file cut short: the SIGBUS that no handler can catch (D56). A mapping
  * is unmapped when its buffer is collected (munmap is the buffer's deallocator).
  */
-import { dlopen, FFIType, type Pointer, read, toArrayBuffer } from "bun:ffi";
+import { dlopen, FFIType, type Pointer, ptr, read, toArrayBuffer } from "bun:ffi";
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { printableName } from "../printable";
@@ -26,6 +26,8 @@ const MAP_FIXED = 0x10;
 const MAP_ANONYMOUS = 0x20;
 const MAP_NORESERVE = 0x4000;
 const MADV_DONTNEED = 4;
+/** Linux 5.14 and later: the pages are mapped in the process's page tables now, read from the file where not cached. */
+const MADV_POPULATE_READ = 22;
 const F_SETSIG = 10;
 const F_SETLEASE = 1024;
 const F_GETLEASE = 1025;
@@ -184,6 +186,18 @@ export class FileMapping {
     if (this.dropped) return;
     const lib = libcOf()!;
     for (const range of this.ranges) if (range.buffer.deref()) lib.madvise(range.address, range.length, MADV_DONTNEED);
+  }
+
+  /**
+   * Maps the pages under `view` (a part of a range this mapping made) into this process's page tables now (madvise
+   * MADV_POPULATE_READ), so that a read of them later takes no page fault: on a virtual machine a minor fault cost a
+   * search 26 µs or more (D204). False where the kernel cannot (before Linux 5.14) or the file is let go.
+   */
+  populate(view: Uint8Array): boolean {
+    if (this.dropped || !view.byteLength) return !this.dropped;
+    const start = ptr(view);
+    const skip = start % PAGE;
+    return libcOf()!.madvise(start - skip, view.byteLength + skip, MADV_POPULATE_READ) === 0;
   }
 
   /**
