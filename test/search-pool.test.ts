@@ -907,33 +907,6 @@ describe("opening a snapshot in the workers", () => {
       pool.stop();
     }
   });
-
-  test("each worker maps the whole file into its page tables in the background, so that no search of it waits on a page fault (D204)", async () => {
-    // A copy no other engine of this process maps: what is resident in its mappings is the workers' doing.
-    const copy = join(tempDir("tome-pool-populated-"), "populated.tome");
-    copyFileSync(path, copy);
-    const residentKb = () => {
-      let kb = 0;
-      let inFile = false;
-      for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
-        if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(copy);
-        else if (inFile && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
-      }
-      return kb;
-    };
-    const pool = new SearchPool({ workers: 2 });
-    try {
-      const opened = pool.generation(copy, open(path).snapshot.meta.contentHash);
-      await opened.ready;
-      const fileKb = Math.floor(readFileSync(copy).byteLength / 1024);
-      // No search sent: without populating, the workers' mappings would hold only what opening them read.
-      const deadline = Date.now() + 20_000;
-      while (residentKb() < 2 * (fileKb - 8) && Date.now() < deadline) await Bun.sleep(50);
-      expect(residentKb()).toBeGreaterThanOrEqual(2 * (fileKb - 8));
-    } finally {
-      pool.stop();
-    }
-  });
 });
 
 describe("a snapshot's structure checked once, on the request thread (D119)", () => {

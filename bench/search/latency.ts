@@ -9,14 +9,15 @@
  * Prints per class the p50 / p99 ms of both, and the median postings decoded and chunks scored
  * per query (SearchWork), and how many first runs were cut off at the search's time limit (D91:
  * work.cutOff; an engine older than D91 did not say so, and a first run of 100 ms or more, its
- * limit then, is counted); "mix" is every class's queries together. --before-classes adds issue
+ * limit then, is counted), and the median minor page faults of a first run; "mix" is every class's queries together. --before-classes adds issue
  * 44's question class (a third of its queries function words only) beside the new ones.
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time.
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
  * each class's first runs by the plan that ranked them (a words plan given way to counts as words). --populate maps the
- * whole file in the process's page tables first, as a server's search worker does at open (D204): first runs then take
+ * whole file in the process's page tables first (Engine.populate; measured and not adopted by the server, D204):
+ * first runs then take
  * no page fault on the mapping.
  */
 import { parseArgs } from "node:util";
@@ -31,7 +32,7 @@ const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] 
   --cpu              time by the process's CPU rather than the clock (a shared, busy machine)
   --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query
   --plans            also each class's first runs by the plan that ranked them: how many, p50 / p99, share of the time
-  --populate         map the whole file in the page tables first, as a server's search worker does (D204)`;
+  --populate         map the whole file in the page tables first (Engine.populate, D204)`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -86,15 +87,25 @@ for (let i = 0; i < Number(values["warm-up"]); i++) engine.search(other[kinds[i 
 const OLD_LIMIT_MS = 100;
 const time = (
   q: string,
-): { q: string; ms: number; plan: string; postings: number; candidates: number; cutOff: boolean } => {
+): { q: string; ms: number; plan: string; postings: number; candidates: number; cutOff: boolean; faults: number } => {
   const started = performance.now();
   const cpu = values.cpu ? process.cpuUsage() : undefined;
+  const faulted = process.resourceUsage().minorPageFault;
   const { work } = engine.search(q);
+  const faults = process.resourceUsage().minorPageFault - faulted;
   const spent = cpu && process.cpuUsage(cpu);
   const ms = spent ? (spent.user + spent.system) / 1000 : performance.now() - started;
   const said = (work as { cutOff?: boolean }).cutOff;
   const plan = (work as { plan?: string }).plan ?? "";
-  return { q, ms, plan, postings: work.postings, candidates: work.candidates, cutOff: said ?? ms >= OLD_LIMIT_MS };
+  return {
+    q,
+    ms,
+    plan,
+    postings: work.postings,
+    candidates: work.candidates,
+    cutOff: said ?? ms >= OLD_LIMIT_MS,
+    faults,
+  };
 };
 
 interface ClassFigures {
@@ -104,6 +115,8 @@ interface ClassFigures {
   postings: number;
   candidates: number;
   cutOff: number;
+  /** Median minor page faults of a first run (the whole process's: a fault on the mapping is most of them). */
+  faults: number;
 }
 const figures: Record<string, ClassFigures> = {};
 const all = { first: [] as number[], best: [] as number[] };
@@ -125,6 +138,7 @@ for (const [k, qs] of Object.entries(queries)) {
     postings: median(first.map((r) => r.postings)),
     candidates: median(first.map((r) => r.candidates)),
     cutOff: first.filter((r) => r.cutOff).length,
+    faults: median(first.map((r) => r.faults)),
   };
 }
 const mixFigures = {
@@ -137,14 +151,16 @@ else {
   console.log(
     `${positionals[0]}: ${perClass} queries a class, after ${values["warm-up"]} others${values.cpu ? " (CPU ms)" : ""}`,
   );
-  console.log("| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored | cut off |");
-  console.log("|---|---|---|---|---|---|");
+  console.log(
+    "| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored | cut off | page faults, first |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
   const ms = (x: { p50: number; p99: number }) => `${x.p50.toFixed(2)} / ${x.p99.toFixed(2)}`;
   for (const [k, c] of Object.entries(figures))
     console.log(
-      `| ${k} | ${ms(c.first)} | ${ms(c.best)} | ${c.postings.toFixed(0)} | ${c.candidates.toFixed(0)} | ${c.cutOff} |`,
+      `| ${k} | ${ms(c.first)} | ${ms(c.best)} | ${c.postings.toFixed(0)} | ${c.candidates.toFixed(0)} | ${c.cutOff} | ${c.faults} |`,
     );
-  console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | | |`);
+  console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | | | |`);
 }
 if (values.plans)
   for (const [k, first] of Object.entries(firsts)) {

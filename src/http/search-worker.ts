@@ -54,9 +54,6 @@ function opened(path: string, id: string, checked: string, searchTimeoutMs: numb
     // that is not the file whose header was read; elsewhere (Bun.mmap, by path) mapping them now keeps what is renamed
     // onto the path later from them, and the container refuses another renamed onto it in between (D84).
     engine.snapshot.container.mapAll();
-    // Its pages mapped in this thread's page tables in the background, as the request thread's are by the swap's hashing:
-    // a first search of a page then takes no fault (D204). Let go meanwhile, it stops.
-    void engine.populate().catch(() => {});
     engine.watch((done) => work.push(done));
     const ctx = apiContext(engine, [], searchTimeoutMs);
     return outcome({ ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) });

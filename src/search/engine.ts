@@ -154,8 +154,9 @@ export class Engine {
 
   /**
    * Maps the whole snapshot file into this process's page tables, turning the event loop every 10 ms: the searches
-   * after it take no page fault on their first reads (D204). For a server, at open; resolves to false where the
-   * kernel cannot (before Linux 5.14: pages are then mapped at their first read) or the engine is closed meanwhile.
+   * after it take no page fault on their first reads. Measured at 5M chunks, it made first searches no faster and
+   * repeated ones slower, so nothing calls it but a caller that asks (D204: `bench/search/latency.ts --populate`).
+   * Resolves to false where the kernel cannot (before Linux 5.14) or the engine is closed meanwhile.
    */
   async populate(): Promise<boolean> {
     this.usable();

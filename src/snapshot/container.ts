@@ -365,9 +365,9 @@ export class Container {
 
   /**
    * Maps every section's pages into this process's page tables (FileMapping.populate), a slice at a time, turning the
-   * event loop every VERIFY_TURN_MS as verify() does: for a server, whose searches then take no page fault on their
-   * first reads of the file (D204). Resolves to whether every page was populated: false where the kernel cannot (the
-   * pages are then mapped at their first read, as before), Bun.mmap maps (not Linux), or the file was let go.
+   * event loop every VERIFY_TURN_MS as verify() does: searches then take no page fault on their first reads of the
+   * file (Engine.populate, D204). Resolves to whether every page was populated: false where the kernel cannot (the
+   * pages are then mapped at their first read), Bun.mmap maps (not Linux), or the file was let go.
    */
   async populate(): Promise<boolean> {
     this.mapAll();
