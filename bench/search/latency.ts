@@ -9,16 +9,16 @@
  * Prints per class the p50 / p99 ms of both, and the median postings decoded and chunks scored
  * per query (SearchWork), and how many first runs were cut off at the search's time limit (D91:
  * work.cutOff; an engine older than D91 did not say so, and a first run of 100 ms or more, its
- * limit then, is counted), and the median minor page faults of a first run; "mix" is every class's queries together. --before-classes adds issue
- * 44's question class (a third of its queries function words only) beside the new ones.
+ * limit then, is counted), and the median minor page faults of a first run; "mix" is every class's
+ * queries together. --before-classes adds issue 44's question class (a third of its queries
+ * function words only) beside the new ones.
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time.
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
  * each class's first runs by the plan that ranked them (a words plan given way to counts as words). --populate maps the
- * whole file in the process's page tables first (Engine.populate; measured and not adopted by the server, D204):
- * first runs then take
- * no page fault on the mapping.
+ * whole file in the process's page tables first and says how long it took (Engine.populate; measured and not adopted
+ * by the server, D204): first runs then take no page fault on the mapping.
  */
 import { parseArgs } from "node:util";
 import { median, quantile } from "../stats";
@@ -60,8 +60,12 @@ const { open } = await import("../../src/search");
 const { mixClass, queryMix, questionBefore } = await import("../queries");
 
 const engine = open(positionals[0]);
-if (values.populate && !(await engine.populate()))
-  console.error("--populate: this kernel cannot (Linux 5.14 or later)");
+if (values.populate) {
+  const started = performance.now();
+  if (await engine.populate())
+    console.error(`--populate: the file mapped in ${(performance.now() - started).toFixed(0)} ms`);
+  else console.error("--populate: this kernel cannot (Linux 5.14 or later)");
+}
 const perClass = Number(values.queries);
 const mix = queryMix(engine.snapshot);
 const classes: Record<string, () => string> = { ...mix };

@@ -190,8 +190,9 @@ export class FileMapping {
 
   /**
    * Maps the pages under `view` (a part of a range this mapping made) into this process's page tables now (madvise
-   * MADV_POPULATE_READ), so that a read of them later takes no page fault: on a virtual machine a minor fault cost a
-   * search 26 µs or more (D204). False where the kernel cannot (before Linux 5.14) or the file is let go.
+   * MADV_POPULATE_READ), so that a read of them later takes no page fault (about 26 µs each on this project's virtual
+   * machines; D204 measured what it saves a search). False where the kernel cannot (before Linux 5.14) or the file is
+   * let go.
    */
   populate(view: Uint8Array): boolean {
     if (this.dropped || !view.byteLength) return !this.dropped;
