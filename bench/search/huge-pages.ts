@@ -54,6 +54,11 @@ const libc = dlopen("libc.so.6", {
 const file = positionals[0];
 const mapped = open(file);
 mapped.snapshot.container.mapAll();
+const mix = queryMix(mapped.snapshot);
+if (!(values.class in mix)) {
+  console.error(`no class "${values.class}"; the classes are: ${Object.keys(mix).join(", ")}`);
+  process.exit(2);
+}
 
 // The second engine's sections: copied into huge-page memory as the container maps them (never unmapped: the process ends).
 const sectionsMatching = values.sections ? new RegExp(values.sections) : undefined;
@@ -85,7 +90,6 @@ console.error(
   `copied ${(copied / 2 ** 20).toFixed(0)} MiB of sections; anonymous huge pages in the process: ${(Number(huge) / 1024).toFixed(0)} MiB`,
 );
 
-const mix = queryMix(mapped.snapshot);
 const queries = Array.from({ length: Number(values.queries) }, mixClass(mix, values.class)).filter((q) => q.trim());
 const other = queryMix(mapped.snapshot, 99);
 const kinds = Object.keys(other);
