@@ -61,6 +61,17 @@ describe("text blocks", () => {
     });
   }
 
+  test("a block holds chunks until it reaches 4 KB (D205): every block but the last ends in the chunk that passed 4,096 bytes", async () => {
+    const { store } = await storeOf(true);
+    const blocks = store.blockFirst.length - 1;
+    for (let b = 0; b < blocks - 1; b++) {
+      const last = store.blockFirst[b + 1]! - 1;
+      const beforeLast = last > store.blockFirst[b]! ? store.chunkEnd[last - 1]! : 0;
+      if (!(beforeLast < 4096 && store.blockSize(b) >= 4096))
+        throw new Error(`block ${b}: ${beforeLast} bytes before its last chunk, ${store.blockSize(b)} in all`);
+    }
+  });
+
   test("every chunk reads back as written when the few blocks kept (3, or none) are evicted over and over (their rooms reused)", async () => {
     const { texts, path } = await storeOf(true);
     for (const kept of [3, 0]) {

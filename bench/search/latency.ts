@@ -14,12 +14,16 @@
  * function words only) beside the new ones.
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
- * clock: on a machine other work shares, a search's CPU moves less than its wall time.
+ * clock: on a machine other work shares, a search's CPU moves less than its wall time. --thread-cpu times it by the
+ * searching thread's CPU alone: after 1,000 warm-up queries JavaScriptCore's compiler threads still spend about
+ * 0.7 ms a typo first run on other threads (bench/search/RESULTS.md, session 70), which --cpu counts. --threads
+ * prints what each thread of the process (by its name: bun, JITWorker, HeapHelper…) spent in the first runs.
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
  * each class's first runs by the plan that ranked them (a words plan given way to counts as words). --populate maps the
  * whole file in the process's page tables first and says how long it took (Engine.populate; measured and not adopted
  * by the server, D204): first runs then take no page fault on the mapping.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { median, quantile } from "../stats";
 
@@ -30,6 +34,8 @@ const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] 
   --before-classes   also issue 44's question class ("question (issue 44)")
   --class K          only class K (repeatable: "typo", "function words"…); the queries are the whole run's
   --cpu              time by the process's CPU rather than the clock (a shared, busy machine)
+  --thread-cpu       time by the searching thread's CPU alone (not the compiler's and collector's threads)
+  --threads          also the CPU each of the process's threads spent in the first runs, ms a first run (Linux)
   --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query
   --plans            also each class's first runs by the plan that ranked them: how many, p50 / p99, share of the time
   --populate         map the whole file in the page tables first (Engine.populate, D204)`;
@@ -43,6 +49,8 @@ const { values, positionals } = parseArgs({
     "before-classes": { type: "boolean" },
     class: { type: "string", multiple: true },
     cpu: { type: "boolean" },
+    "thread-cpu": { type: "boolean" },
+    threads: { type: "boolean" },
     slowest: { type: "string", default: "0" },
     plans: { type: "boolean" },
     populate: { type: "boolean" },
@@ -93,11 +101,11 @@ const time = (
   q: string,
 ): { q: string; ms: number; plan: string; postings: number; candidates: number; cutOff: boolean; faults: number } => {
   const started = performance.now();
-  const cpu = values.cpu ? process.cpuUsage() : undefined;
+  const cpu = values["thread-cpu"] ? process.threadCpuUsage() : values.cpu ? process.cpuUsage() : undefined;
   const faulted = process.resourceUsage().minorPageFault;
   const { work } = engine.search(q);
   const faults = process.resourceUsage().minorPageFault - faulted;
-  const spent = cpu && process.cpuUsage(cpu);
+  const spent = cpu && (values["thread-cpu"] ? process.threadCpuUsage(cpu) : process.cpuUsage(cpu));
   const ms = spent ? (spent.user + spent.system) / 1000 : performance.now() - started;
   const said = (work as { cutOff?: boolean }).cutOff;
   const plan = (work as { plan?: string }).plan ?? "";
@@ -126,7 +134,9 @@ const figures: Record<string, ClassFigures> = {};
 const all = { first: [] as number[], best: [] as number[] };
 const firsts: Record<string, ReturnType<typeof time>[]> = {};
 // Every class's first runs, before any query is run a second time.
+const threadsBefore = values.threads ? threadCpuMs() : undefined;
 for (const [k, qs] of Object.entries(queries)) firsts[k] = qs.map(time);
+const threadsAfter = threadsBefore && threadCpuMs();
 for (const [k, qs] of Object.entries(queries)) {
   const best = qs.map((q) => Math.min(time(q).ms, time(q).ms, time(q).ms));
   const first = firsts[k]!;
@@ -153,7 +163,7 @@ const mixFigures = {
 if (values.json) console.log(JSON.stringify({ classes: figures, mix: mixFigures }));
 else {
   console.log(
-    `${positionals[0]}: ${perClass} queries a class, after ${values["warm-up"]} others${values.cpu ? " (CPU ms)" : ""}`,
+    `${positionals[0]}: ${perClass} queries a class, after ${values["warm-up"]} others${values["thread-cpu"] ? " (the searching thread's CPU ms)" : values.cpu ? " (CPU ms)" : ""}`,
   );
   console.log(
     "| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored | cut off | page faults, first |",
@@ -187,3 +197,28 @@ if (slowest > 0)
     for (const r of [...first].sort((a, b) => b.ms - a.ms).slice(0, slowest))
       console.log(`${r.ms.toFixed(2)}\t${r.plan}\t${r.postings}\t${r.candidates}\t${r.q}`);
   }
+if (threadsBefore && threadsAfter) {
+  const runs = Object.values(firsts).reduce((n, f) => n + f.length, 0);
+  console.log(`\nCPU by thread in the ${runs} first runs, ms a first run (/proc/self/task/*/schedstat)`);
+  console.log("| thread | ms a first run |");
+  console.log("|---|---|");
+  const byName = new Map<string, number>();
+  for (const [id, { name, ms }] of threadsAfter)
+    byName.set(name, (byName.get(name) ?? 0) + ms - (threadsBefore.get(id)?.ms ?? 0));
+  for (const [name, ms] of [...byName].sort((a, b) => b[1] - a[1]))
+    if (ms > 0) console.log(`| ${name} | ${(ms / runs).toFixed(3)} |`);
+}
+
+/** Each thread of the process (by id) with its name and the CPU ms it has run. */
+function threadCpuMs(): Map<string, { name: string; ms: number }> {
+  const out = new Map<string, { name: string; ms: number }>();
+  for (const id of readdirSync("/proc/self/task"))
+    try {
+      const name = readFileSync(`/proc/self/task/${id}/comm`, "utf8").trim();
+      const ns = Number(readFileSync(`/proc/self/task/${id}/schedstat`, "utf8").split(" ")[0]);
+      out.set(id, { name, ms: ns / 1e6 });
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  return out;
+}

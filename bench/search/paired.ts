@@ -1,0 +1,89 @@
+/**
+ * bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W]
+ *
+ * Two snapshots of one corpus (built before and after a change to the files' layout) opened in one process, and each
+ * query's first run timed on both, query by query (CPU ms of the process), the order alternating so that the
+ * machine's noise and the head start the second run of a query takes from the first (caches the process keeps, about
+ * 0.4 ms: bench/search/RESULTS.md, session 69) fall on both sides alike. On this machine a standalone run's p50 moves
+ * by half from run to run; the per-query ratio moves by a few percent. Prints per class each side's p50 / p99, the
+ * median of the per-query ratio after ÷ before, and how many queries' hits differ (their pages, chunks and
+ * snippets, in order: a layout change must not change an answer). Give the same file twice for the ratio's spread with no difference.
+ */
+import { parseArgs } from "node:util";
+import { median, quantile } from "../stats";
+
+const USAGE = `Usage: bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W]
+  --class K      a class of the benchmark's mix (repeatable; default typo)
+  --queries N    queries a class (default 300)
+  --warm-up W    other queries each engine runs first (default 1000)`;
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    class: { type: "string", multiple: true },
+    queries: { type: "string", default: "300" },
+    "warm-up": { type: "string", default: "1000" },
+    help: { type: "boolean", short: "h" },
+  },
+  allowPositionals: true,
+});
+if (values.help || positionals.length !== 2) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+
+const { open } = await import("../../src/search");
+const { mixClass, queryMix } = await import("../queries");
+
+const before = open(positionals[0]!);
+const after = open(positionals[1]!);
+const mix = queryMix(before.snapshot);
+const classes = values.class ?? ["typo"];
+for (const k of classes)
+  if (!(k in mix)) {
+    console.error(`no class "${k}"; the classes are: ${Object.keys(mix).join(", ")}`);
+    process.exit(2);
+  }
+const queries = classes.map(
+  (k) => [k, Array.from({ length: Number(values.queries) }, mixClass(mix, k)).filter((q) => q.trim())] as const,
+);
+
+// Warm-up: other queries of the mix (another seed), never the measured ones, on both engines.
+const other = queryMix(before.snapshot, 99);
+const kinds = Object.keys(other);
+for (let i = 0; i < Number(values["warm-up"]); i++) {
+  const q = other[kinds[i % kinds.length]!]!();
+  before.search(q);
+  after.search(q);
+}
+
+type Engine = typeof before;
+const run = (engine: Engine, q: string): { ms: number; hits: string } => {
+  const started = process.cpuUsage();
+  const { hits } = engine.search(q);
+  const spent = process.cpuUsage(started);
+  return {
+    ms: (spent.user + spent.system) / 1000,
+    hits: JSON.stringify(hits.map((h) => [h.page.pageId, h.chunk, h.formatted.text])),
+  };
+};
+const ms = (v: number[]) => `${quantile(v, 0.5).toFixed(2)} / ${quantile(v, 0.99).toFixed(2)}`;
+console.log(`${positionals[0]} (before) and ${positionals[1]} (after), first runs paired, CPU ms`);
+console.log(
+  "| class | queries | before p50 / p99 | after p50 / p99 | after ÷ before, median of the queries | hits differ |",
+);
+console.log("|---|---|---|---|---|---|");
+for (const [k, qs] of queries) {
+  const onBefore: number[] = [];
+  const onAfter: number[] = [];
+  const ratios: number[] = [];
+  let differ = 0;
+  qs.forEach((q, i) => {
+    const [b, a] = i % 2 ? [run(before, q), run(after, q)] : [run(after, q), run(before, q)].reverse();
+    onBefore.push(b!.ms);
+    onAfter.push(a!.ms);
+    ratios.push(a!.ms / b!.ms);
+    if (a!.hits !== b!.hits) differ++;
+  });
+  console.log(`| ${k} | ${qs.length} | ${ms(onBefore)} | ${ms(onAfter)} | ${median(ratios).toFixed(3)} | ${differ} |`);
+}
