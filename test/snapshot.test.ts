@@ -671,6 +671,25 @@ describe("a file read through once leaves the resident set as it is read (D127)"
     expect(await served.populate()).toBe(false);
   });
 
+  test.skipIf(!Bun.which("fincore"))(
+    "a container written leaves none of its pages in the page cache: its first reader reads it in by readahead (D206)",
+    () => {
+      const cachedPages = (file: string) =>
+        Number(Bun.spawnSync(["fincore", "--raw", "--noheadings", "--output", "PAGES", file]).stdout.toString().trim());
+      const bytes = new Uint8Array(4 << 20).map((_x, i) => i * 7);
+      // The same bytes written as any file is: their pages stay cached (what the check would see without D206).
+      const plain = join(tempDir(), "plain.bin");
+      writeFileSync(plain, bytes);
+      expect(cachedPages(plain)).toBeGreaterThan(512);
+      const path = join(tempDir(), "dropped.tome");
+      const out = new ContainerWriter(path);
+      out.section("bytes", bytes);
+      out.finish({});
+      expect(cachedPages(path)).toBe(0);
+      expect(Buffer.from(openContainer(path).section("bytes")).equals(Buffer.from(bytes))).toBe(true);
+    },
+  );
+
   test("snapshot:export reads its file through once: the pages it read leave the resident set as it goes", async () => {
     const path = join(tempDir(), "exported.tome");
     await copyOfBuilt(path);

@@ -28,7 +28,7 @@ import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { beginsAsSnapshot, SNAPSHOT_MAGIC, SnapshotError, SnapshotReplaced } from "./format";
 import { sameBytes, sha256 } from "./hash";
-import { FileMapping, type LeaseRefused } from "./mapping";
+import { dropFromPageCache, FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
 import { cannotRead, forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
 import { printableName, shellWord } from "../printable";
@@ -152,6 +152,8 @@ export class ContainerWriter {
     try {
       // A file system may take the bytes and refuse them only at the flush (NFS, a quota).
       fsyncSync(this.fd);
+      // Read in again by its first reader, by readahead: a first search faults about a tenth as often (D206).
+      dropFromPageCache(this.fd);
       closeSync(this.fd);
       renameSync(this.tmp, this.path);
     } catch (err) {
