@@ -394,7 +394,11 @@ export class TextStore {
   /** The slots of evicted blocks, to decompress the next ones into. */
   private readonly freeSlots: Uint8Array[] = [];
   private readonly decoder = new TextDecoder();
-  private readonly decompress: BlockDecompressor;
+  /**
+   * Made at the first block read, not at open: libzstd's context and digested dictionary are C heap, and an open past
+   * what the process may map is to fail at its mapping, saying to close() engines (D151), not at libzstd's allocation.
+   */
+  private decompressor: BlockDecompressor | undefined;
 
   /** `checked`: this file's structure was checked already (openSnapshot's `checked`): the pass is not run again. */
   constructor(
@@ -409,7 +413,6 @@ export class TextStore {
     this.blockFirst = viewOf(Uint32Array, container.section("text.blockFirst"));
     this.chunkEnd = viewOf(Uint32Array, container.section("text.chunkEnd"));
     this.dictionary = textDictionaryOf(container);
-    this.decompress = blockDecompressor(this.dictionary);
     const fault = checked ? undefined : this.fault();
     if (fault) throw damagedSections(container.path, fault);
   }
@@ -475,12 +478,17 @@ export class TextStore {
 
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
-    return this.decompress(this.compressedBlock(b), this.blockSize(b));
+    return this.decompress()(this.compressedBlock(b), this.blockSize(b));
   }
 
   /** Block b's size decompressed: where its last chunk ends. */
   blockSize(b: number): number {
     return this.chunkEnd[this.blockFirst[b + 1]! - 1]!;
+  }
+
+  private decompress(): BlockDecompressor {
+    this.decompressor ??= blockDecompressor(this.dictionary);
+    return this.decompressor;
   }
 
   private block(b: number): Uint8Array {
@@ -492,7 +500,7 @@ export class TextStore {
     }
     const size = this.blockSize(b);
     const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? new Uint8Array(SLOT_BYTES)) : undefined;
-    bytes = this.decompress(this.compressedBlock(b), size, slot);
+    bytes = this.decompress()(this.compressedBlock(b), size, slot);
     this.cache.set(b, bytes);
     if (this.cache.size > this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;
