@@ -30,6 +30,7 @@ const MODULES = new Set([
   "cores.ts",
   "stats.ts",
   "search/radix-tree.ts",
+  "search/pairing.ts",
   "search/flat-shard.ts",
   "search/block-bounds.ts",
   "corpus/english-model.ts",

@@ -4,8 +4,7 @@
  * Whether a first run is slow for the TLB (issue 59): the snapshot opened twice in one process, once mapped as the
  * server maps it (4 KB pages) and once with its sections copied into anonymous memory that asks for transparent huge
  * pages (madvise MADV_HUGEPAGE: 2 MB pages, 512 times fewer TLB entries), then each query's first run timed on both
- * (CPU ms), in alternating order query by query so that the machine's noise and the second run's head start fall on
- * both alike. Prints each side's p50 / p99 and the median of the per-query ratio copied ÷ mapped. --sections copies
+ * (CPU ms), in alternating order query by query (pairing.ts). Prints each side's p50 / p99 and the median of the per-query ratio copied ÷ mapped. --sections copies
  * only the sections whose names match RE (the others mapped); --same copies nothing (both sides mapped: the
  * ratio's spread with no difference). The copy is made here, by replacing FileMapping.map: nothing in src does it.
  */
@@ -39,6 +38,7 @@ if (values.help || !positionals[0]) {
 const { open } = await import("../../src/search");
 const { FileMapping } = await import("../../src/snapshot/mapping");
 const { mixClass, queryMix } = await import("../queries");
+const { pairFirstRuns, warmBoth } = await import("./pairing");
 
 const PROT_READ_WRITE = 3;
 const MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
@@ -91,37 +91,8 @@ console.error(
 );
 
 const queries = Array.from({ length: Number(values.queries) }, mixClass(mix, values.class)).filter((q) => q.trim());
-const other = queryMix(mapped.snapshot, 99);
-const kinds = Object.keys(other);
-for (let i = 0; i < 1000; i++) {
-  const q = other[kinds[i % kinds.length]!]!();
-  mapped.search(q);
-  copy.search(q);
-}
-
-const cpuMs = (engine: typeof mapped, q: string): number => {
-  const before = process.cpuUsage();
-  engine.search(q);
-  const spent = process.cpuUsage(before);
-  return (spent.user + spent.system) / 1000;
-};
-const onMapped: number[] = [];
-const onCopy: number[] = [];
-const ratios: number[] = [];
-queries.forEach((q, i) => {
-  let m: number;
-  let c: number;
-  if (i % 2) {
-    m = cpuMs(mapped, q);
-    c = cpuMs(copy, q);
-  } else {
-    c = cpuMs(copy, q);
-    m = cpuMs(mapped, q);
-  }
-  onMapped.push(m);
-  onCopy.push(c);
-  ratios.push(c / m);
-});
+warmBoth(mapped, copy, 1000);
+const { onA: onMapped, onB: onCopy, ratios } = pairFirstRuns(mapped, copy, queries);
 const ms = (v: number[]) => `${quantile(v, 0.5).toFixed(2)} / ${quantile(v, 0.99).toFixed(2)}`;
 console.log(
   `${values.class}, ${queries.length} first runs (CPU ms p50 / p99): mapped ${ms(onMapped)} | ${values.same ? "mapped again" : "copied, huge pages"} ${ms(onCopy)} | ratio ÷ mapped, median of the queries' ${median(ratios).toFixed(3)}`,

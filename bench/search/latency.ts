@@ -15,8 +15,8 @@
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time. --thread-cpu times it by the
- * searching thread's CPU alone: after 1,000 warm-up queries JavaScriptCore's compiler threads still spend about
- * 0.7 ms a typo first run on other threads (bench/search/RESULTS.md, session 70), which --cpu counts. --threads
+ * searching thread's CPU alone: after 1,000 warm-up queries JavaScriptCore's compiler threads still spend 0.4 ms
+ * or more a first run on other threads (bench/search/RESULTS.md, session 70), which --cpu counts. --threads
  * prints what each thread of the process (by its name: bun, JITWorker, HeapHelper…) spent in the first runs.
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from); --plans
  * each class's first runs by the plan that ranked them (a words plan given way to counts as words). --populate maps the
@@ -95,17 +95,24 @@ const other = queryMix(engine.snapshot, 99);
 const kinds = Object.keys(other);
 for (let i = 0; i < Number(values["warm-up"]); i++) engine.search(other[kinds[i % kinds.length]!]!());
 
+/** What a search is timed by besides the clock: the searching thread's CPU, or the process's. */
+const cpuUsage = values["thread-cpu"]
+  ? process.threadCpuUsage.bind(process)
+  : values.cpu
+    ? process.cpuUsage.bind(process)
+    : undefined;
+
 /** The time limit of engines older than D91, which cut a search off without saying so. */
 const OLD_LIMIT_MS = 100;
 const time = (
   q: string,
 ): { q: string; ms: number; plan: string; postings: number; candidates: number; cutOff: boolean; faults: number } => {
   const started = performance.now();
-  const cpu = values["thread-cpu"] ? process.threadCpuUsage() : values.cpu ? process.cpuUsage() : undefined;
+  const cpu = cpuUsage?.();
   const faulted = process.resourceUsage().minorPageFault;
   const { work } = engine.search(q);
   const faults = process.resourceUsage().minorPageFault - faulted;
-  const spent = cpu && (values["thread-cpu"] ? process.threadCpuUsage(cpu) : process.cpuUsage(cpu));
+  const spent = cpu && cpuUsage!(cpu);
   const ms = spent ? (spent.user + spent.system) / 1000 : performance.now() - started;
   const said = (work as { cutOff?: boolean }).cutOff;
   const plan = (work as { plan?: string }).plan ?? "";

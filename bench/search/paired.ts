@@ -2,9 +2,7 @@
  * bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W]
  *
  * Two snapshots of one corpus (built before and after a change to the files' layout) opened in one process, and each
- * query's first run timed on both, query by query (CPU ms of the process), the order alternating so that the
- * machine's noise and the head start the second run of a query takes from the first (caches the process keeps, about
- * 0.4 ms: bench/search/RESULTS.md, session 69) fall on both sides alike. On this machine a standalone run's p50 moves
+ * query's first run timed on both, query by query, in alternating order (pairing.ts). On this machine a standalone run's p50 moves
  * by half from run to run; the per-query ratio moves by a few percent. Prints per class each side's p50 / p99, the
  * median of the per-query ratio after ÷ before, and how many queries' hits differ (their pages, chunks and
  * snippets, in order: a layout change must not change an answer). Give the same file twice for the ratio's spread with no difference.
@@ -34,6 +32,7 @@ if (values.help || positionals.length !== 2) {
 
 const { open } = await import("../../src/search");
 const { mixClass, queryMix } = await import("../queries");
+const { pairFirstRuns, warmBoth } = await import("./pairing");
 
 const before = open(positionals[0]!);
 const after = open(positionals[1]!);
@@ -48,25 +47,7 @@ const queries = classes.map(
   (k) => [k, Array.from({ length: Number(values.queries) }, mixClass(mix, k)).filter((q) => q.trim())] as const,
 );
 
-// Warm-up: other queries of the mix (another seed), never the measured ones, on both engines.
-const other = queryMix(before.snapshot, 99);
-const kinds = Object.keys(other);
-for (let i = 0; i < Number(values["warm-up"]); i++) {
-  const q = other[kinds[i % kinds.length]!]!();
-  before.search(q);
-  after.search(q);
-}
-
-type Engine = typeof before;
-const run = (engine: Engine, q: string): { ms: number; hits: string } => {
-  const started = process.cpuUsage();
-  const { hits } = engine.search(q);
-  const spent = process.cpuUsage(started);
-  return {
-    ms: (spent.user + spent.system) / 1000,
-    hits: JSON.stringify(hits.map((h) => [h.page.pageId, h.chunk, h.formatted.text])),
-  };
-};
+warmBoth(before, after, Number(values["warm-up"]));
 const ms = (v: number[]) => `${quantile(v, 0.5).toFixed(2)} / ${quantile(v, 0.99).toFixed(2)}`;
 console.log(`${positionals[0]} (before) and ${positionals[1]} (after), first runs paired, CPU ms`);
 console.log(
@@ -74,16 +55,6 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|");
 for (const [k, qs] of queries) {
-  const onBefore: number[] = [];
-  const onAfter: number[] = [];
-  const ratios: number[] = [];
-  let differ = 0;
-  qs.forEach((q, i) => {
-    const [b, a] = i % 2 ? [run(before, q), run(after, q)] : [run(after, q), run(before, q)].reverse();
-    onBefore.push(b!.ms);
-    onAfter.push(a!.ms);
-    ratios.push(a!.ms / b!.ms);
-    if (a!.hits !== b!.hits) differ++;
-  });
-  console.log(`| ${k} | ${qs.length} | ${ms(onBefore)} | ${ms(onAfter)} | ${median(ratios).toFixed(3)} | ${differ} |`);
+  const { onA, onB, ratios, differ } = pairFirstRuns(before, after, qs);
+  console.log(`| ${k} | ${qs.length} | ${ms(onA)} | ${ms(onB)} | ${median(ratios).toFixed(3)} | ${differ} |`);
 }

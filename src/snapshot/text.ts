@@ -478,7 +478,7 @@ export class TextStore {
 
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
-    return this.decompress()(this.compressedBlock(b), this.blockSize(b));
+    return this.decompress(this.compressedBlock(b), this.blockSize(b));
   }
 
   /** Block b's size decompressed: where its last chunk ends. */
@@ -486,9 +486,9 @@ export class TextStore {
     return this.chunkEnd[this.blockFirst[b + 1]! - 1]!;
   }
 
-  private decompress(): BlockDecompressor {
+  private decompress(block: Uint8Array, size: number, into?: Uint8Array): Uint8Array {
     this.decompressor ??= blockDecompressor(this.dictionary);
-    return this.decompressor;
+    return this.decompressor(block, size, into);
   }
 
   private block(b: number): Uint8Array {
@@ -500,7 +500,7 @@ export class TextStore {
     }
     const size = this.blockSize(b);
     const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? new Uint8Array(SLOT_BYTES)) : undefined;
-    bytes = this.decompress()(this.compressedBlock(b), size, slot);
+    bytes = this.decompress(this.compressedBlock(b), size, slot);
     this.cache.set(b, bytes);
     if (this.cache.size > this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;
