@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   blockDecompressor,
@@ -13,6 +13,19 @@ import {
 import { EN_2016, ingested, tempDir } from "./helpers";
 
 setDefaultTimeout(60_000);
+
+/** KB resident in this process's mappings of `path` that begin at the page holding `offset` (/proc/self/smaps). */
+function residentKb(path: string, offset: number): number {
+  const page = (offset - (offset % 4096)).toString(16).padStart(8, "0");
+  let kb = 0;
+  let inRange = false;
+  for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ ([0-9a-f]+) /.exec(line);
+    if (head) inRange = line.endsWith(path) && head[1] === page;
+    else if (inRange && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
+  }
+  return kb;
+}
 
 /** The EN_2016 dump's chunk texts in a text store: compressed with a dictionary learnt from them, or with none. */
 async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; texts: string[]; path: string }> {
@@ -103,6 +116,39 @@ describe("text blocks", () => {
         expect(Buffer.from(own).equals(Buffer.from(into))).toBe(true);
       }
     }
+  });
+
+  test("a search reads its blocks from the file, not through the mapping (D207): the compressed text's pages stay out of the resident set", async () => {
+    const { texts, path } = await storeOf(true);
+    const container = openContainer(path);
+    const store = new TextStore(container, 0);
+    for (let c = 0; c < texts.length; c++) if (store.chunk(c) !== texts[c]) throw new Error(`chunk ${c} differs`);
+    const blocks = container.sections.find((s) => s.name === "text.blocks.0")!;
+    expect(blocks.length).toBeGreaterThan(64 * 1024);
+    // Read through the mapping, every page of the section would be resident (its bytes, rounded to pages).
+    expect(residentKb(path, blocks.offset)).toBe(0);
+    expect(
+      Buffer.from(store.compressedBlock(0)).equals(
+        Buffer.from(container.section("text.blocks.0").subarray(0, store.compressedBlock(0).byteLength)),
+      ),
+    ).toBe(true);
+    expect(residentKb(path, blocks.offset)).toBeGreaterThan(0);
+  });
+
+  test("readFromFile: the section's bytes by pread; not once verify() has put every page in the page tables, after dropResident again, never once let go (D207)", async () => {
+    const { path } = await storeOf(true);
+    const container = openContainer(path);
+    const mapped = container.section("text.blocks.0");
+    const read = () => container.readFromFile("text.blocks.0", 100, new Uint8Array(300));
+    expect(Buffer.from(read()!).equals(Buffer.from(mapped.subarray(100, 400)))).toBe(true);
+    // Past the section's end: not read (the caller reads its mapping, which says so).
+    expect(container.readFromFile("text.blocks.0", mapped.byteLength - 10, new Uint8Array(11))).toBeUndefined();
+    expect(await container.verify()).toEqual([]);
+    expect(read()).toBeUndefined();
+    container.dropResident();
+    expect(read()).toBeDefined();
+    container.letGo();
+    expect(read()).toBeUndefined();
   });
 
   test("a damaged block is an error naming it damaged, both ways, never wrong text", async () => {

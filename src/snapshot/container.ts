@@ -353,6 +353,30 @@ export class Container {
   }
 
   /**
+   * `into.byteLength` bytes of section `name` from `at`, read from the file by pread(2) into `into`, not through the
+   * mapping (D207): undefined where the section is not mapped by this container's own file descriptor (Bun.mmap's
+   * mappings), once the file is let go, where the bytes lie outside the section, or once every page is in this
+   * process's page tables (wholeMapped: a read through the mapping then costs no fault, and less than pread); the
+   * caller then reads the mapping.
+   */
+  readFromFile(name: string, at: number, into: Uint8Array): Uint8Array | undefined {
+    if (!this.file || this.stopped || this.wholeMapped) return undefined;
+    const entry = this.entryOf(name);
+    if (!entry || at < 0 || at + into.byteLength > entry.length) return undefined;
+    return this.file.readAt(entry.offset + at, into);
+  }
+
+  private entries: Map<string, SectionEntry> | undefined;
+
+  /** Set once every section has been read through the mapping and kept there (verify(), populate()): D207. */
+  private wholeMapped = false;
+
+  private entryOf(name: string): SectionEntry | undefined {
+    this.entries ??= new Map(this.sections.map((s) => [s.name, s]));
+    return this.entries.get(name);
+  }
+
+  /**
    * Maps every section now, not when first read: a file renamed over this path later (a newer
    * snapshot under the same name) can then never be read through this container.
    */
@@ -362,6 +386,7 @@ export class Container {
 
   /** The pages read so far leave the resident set (FileMapping.dropResident); the sections read the same after. */
   dropResident(): void {
+    this.wholeMapped = false;
     this.file?.dropResident();
   }
 
@@ -386,6 +411,7 @@ export class Container {
         }
       }
     }
+    if (!this.stopped) this.wholeMapped = true;
     return !this.stopped;
   }
 
@@ -476,6 +502,7 @@ export class Container {
       if (hasher.digest("hex") !== entry.sha256) damaged.push(entry.name);
     }
     if (readOnce) this.dropResident();
+    else if (hashed.length === this.sections.length) this.wholeMapped = true;
     return damaged;
   }
 }

@@ -14,7 +14,7 @@
  * is unmapped when its buffer is collected (munmap is the buffer's deallocator).
  */
 import { dlopen, FFIType, type Pointer, ptr, read, toArrayBuffer } from "bun:ffi";
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { constants } from "node:os";
 import { printableName } from "../printable";
 import { SnapshotError } from "./format";
@@ -188,6 +188,16 @@ export class FileMapping {
     const buffer = mappedBuffer(address, 0, size, size, (lib.munmap as unknown as { ptr: Pointer }).ptr);
     this.ranges.push({ address, length: size, buffer: new WeakRef(buffer) });
     return new Uint8Array(buffer, skip, length);
+  }
+
+  /**
+   * `into.byteLength` bytes of the file from `offset`, read by pread(2) into `into` (not mapped); undefined once the file
+   * is let go (its descriptor closed) or where the file ends before them. A read of pages this process has not mapped
+   * costs no page fault: about 20 µs less than a first read through the mapping on this project's machines (D207).
+   */
+  readAt(offset: number, into: Uint8Array): Uint8Array | undefined {
+    if (this.dropped) return undefined;
+    return readSync(this.fd, into, 0, into.byteLength, offset) === into.byteLength ? into : undefined;
   }
 
   /**

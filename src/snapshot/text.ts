@@ -380,6 +380,9 @@ export class TextWriter {
 
 export class TextStore {
   private readonly parts: Uint8Array[] = [];
+  private readonly partNames: string[] = [];
+  /** A block's compressed bytes as read from the file (D207): blocks of the usual size, larger ones on their own. */
+  private readonly readRoom = new Uint8Array(SLOT_BYTES);
   private readonly blockPart: Uint8Array;
   private readonly blockStart: Float64Array;
   private readonly blockLength: Uint32Array;
@@ -406,7 +409,10 @@ export class TextStore {
     private readonly cacheBlocks = CACHE_BLOCKS,
     checked = false,
   ) {
-    for (let p = 0; container.has(`text.blocks.${p}`); p++) this.parts.push(container.section(`text.blocks.${p}`));
+    for (let p = 0; container.has(`text.blocks.${p}`); p++) {
+      this.partNames.push(`text.blocks.${p}`);
+      this.parts.push(container.section(`text.blocks.${p}`));
+    }
     this.blockPart = container.section("text.blockPart");
     this.blockStart = viewOf(Float64Array, container.section("text.blockStart"));
     this.blockLength = viewOf(Uint32Array, container.section("text.blockLength"));
@@ -476,6 +482,19 @@ export class TextStore {
     return this.parts[this.blockPart[b]!]!.subarray(start, start + this.blockLength[b]!);
   }
 
+  /**
+   * Block b as stored, for a search to decompress: read from the file by pread(2), not through the mapping, so that a
+   * block's first read takes no page fault (D207); the mapping's view where the file cannot be read so.
+   */
+  private readBlock(b: number): Uint8Array {
+    const length = this.blockLength[b]!;
+    const into = length <= this.readRoom.byteLength ? this.readRoom.subarray(0, length) : new Uint8Array(length);
+    return (
+      this.container.readFromFile(this.partNames[this.blockPart[b]!]!, this.blockStart[b]!, into) ??
+      this.compressedBlock(b)
+    );
+  }
+
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
     return this.decompress(this.compressedBlock(b), this.blockSize(b));
@@ -500,7 +519,7 @@ export class TextStore {
     }
     const size = this.blockSize(b);
     const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? new Uint8Array(SLOT_BYTES)) : undefined;
-    bytes = this.decompress(this.compressedBlock(b), size, slot);
+    bytes = this.decompress(this.readBlock(b), size, slot);
     this.cache.set(b, bytes);
     if (this.cache.size > this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;
