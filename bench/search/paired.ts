@@ -1,19 +1,22 @@
 /**
- * bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W]
+ * bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W] [--before-text-mapped]
  *
  * Two snapshots of one corpus (built before and after a change to the files' layout) opened in one process, and each
  * query's first run timed on both, query by query, in alternating order (pairing.ts). On this machine a standalone run's p50 moves
  * by half from run to run; the per-query ratio moves by a few percent. Prints per class each side's p50 / p99, the
  * median of the per-query ratio after ÷ before, and how many queries' hits differ (their pages, chunks and
  * snippets, in order: a layout change must not change an answer). Give the same file twice for the ratio's spread with no difference.
+ * --before-text-mapped: the before engine reads its text blocks through its mapping, as before D207 (its container
+ * refuses readFromFile); with the same file twice, what reading them by pread changes.
  */
 import { parseArgs } from "node:util";
 import { median, quantile } from "../stats";
 
-const USAGE = `Usage: bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W]
+const USAGE = `Usage: bun bench/search/paired.ts <before.tome> <after.tome> [--class K]... [--queries N] [--warm-up W] [--before-text-mapped]
   --class K      a class of the benchmark's mix (repeatable; default typo)
   --queries N    queries a class (default 300)
-  --warm-up W    other queries each engine runs first (default 1000)`;
+  --warm-up W    other queries each engine runs first (default 1000)
+  --before-text-mapped   the before engine reads text blocks through its mapping, as before D207`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -21,6 +24,7 @@ const { values, positionals } = parseArgs({
     class: { type: "string", multiple: true },
     queries: { type: "string", default: "300" },
     "warm-up": { type: "string", default: "1000" },
+    "before-text-mapped": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -36,6 +40,8 @@ const { pairFirstRuns, warmBoth } = await import("./pairing");
 
 const before = open(positionals[0]!);
 const after = open(positionals[1]!);
+// The store then reads each block from the mapping's view (Container.readFromFile's undefined: D207).
+if (values["before-text-mapped"]) before.snapshot.container.readFromFile = () => undefined;
 const mix = queryMix(before.snapshot);
 const classes = values.class ?? ["typo"];
 for (const k of classes)
