@@ -219,6 +219,10 @@ export class Container {
   private file: FileMapping | null | undefined;
   /** Set when the file is being written over in place: nothing more may be read from its mapping (D56). */
   private stopped: string | undefined;
+  /** Set once every section has been read through the mapping and kept there (verify(), populate()): D207. */
+  private wholeMapped = false;
+  /** The sections by name, made at the first readFromFile(). */
+  private entries: Map<string, SectionEntry> | undefined;
   constructor(
     readonly path: string,
     readonly meta: unknown,
@@ -365,11 +369,6 @@ export class Container {
     if (!entry || at < 0 || at + into.byteLength > entry.length) return undefined;
     return this.file.readAt(entry.offset + at, into);
   }
-
-  private entries: Map<string, SectionEntry> | undefined;
-
-  /** Set once every section has been read through the mapping and kept there (verify(), populate()): D207. */
-  private wholeMapped = false;
 
   private entryOf(name: string): SectionEntry | undefined {
     this.entries ??= new Map(this.sections.map((s) => [s.name, s]));
