@@ -698,17 +698,31 @@ describe("a file read through once leaves the resident set as it is read (D127)"
       const textKb = Math.floor(
         snapshot.container.sections.filter((s) => s.name.startsWith("text.")).reduce((n, s) => n + s.length, 0) / 1024,
       );
-      // dropEveryChars = 1 stands in for the export's default (DROP_EVERY_CHARS, 64 M characters: more than this whole
-      // snapshot's text), so the pages are dropped after every write here: the most resident at a write is what one
-      // write read, where every text block read stayed resident to the end.
+      // The text read through the mapping, as where the file cannot be read by pread (D207): its pages are what the
+      // drop is for. dropEveryChars = 1 stands in for the export's default (DROP_EVERY_CHARS, 64 M characters: more
+      // than this whole snapshot's text), so the pages are dropped after every write here: the most resident at a
+      // write is what one write read, where every text block read stayed resident to the end.
+      snapshot.container.readFromFile = () => undefined;
       let most = 0;
       let chunks = 0;
-      for (const lines of exportLines(snapshot, exportedRows(snapshot, 0).rows, undefined, 1)) {
+      let collected = 0;
+      const lines = exportLines(snapshot, exportedRows(snapshot, 0).rows, undefined, {
+        dropEveryChars: 1,
+        collect: () => collected++,
+      });
+      let strings = 0;
+      for (const batch of lines) {
+        strings++;
         most = Math.max(most, residentKb(path));
-        chunks += lines.split("\n").length - 1;
+        chunks += batch.split("\n").length - 1;
       }
       expect(chunks).toBe(snapshot.meta.indexedChunks);
       expect(most).toBeLessThan(textKb / 2);
+      expect(most).toBeGreaterThan(0);
+      // D208: the young garbage collected after each full string written (all but a last, shorter one).
+      expect(strings).toBeGreaterThan(2);
+      expect(collected).toBeGreaterThanOrEqual(strings - 1);
+      expect(collected).toBeLessThanOrEqual(strings);
     } finally {
       snapshot.container.letGo();
     }

@@ -20,6 +20,7 @@ export { SnapshotError, type SnapshotChunk, type SnapshotPage, type SnapshotSect
 export { Engine } from "./engine";
 export {
   DEFAULTS,
+  collector,
   GUARDS,
   checkOption,
   type OptionRule,
