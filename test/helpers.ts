@@ -638,3 +638,19 @@ export function accountsUpWhile(store: AccountStore, up: () => boolean): Account
     known: (name, now) => (up() ? store.known(name, now) : down()),
   };
 }
+
+/**
+ * KB of `path` resident in this process's mappings (/proc/self/smaps); with `offset`, only in the mappings that begin
+ * at the page holding it (one section's: each is mapped on its own).
+ */
+export function residentKb(path: string, offset?: number): number {
+  const page = offset === undefined ? undefined : (offset - (offset % 4096)).toString(16).padStart(8, "0");
+  let kb = 0;
+  let counted = false;
+  for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ ([0-9a-f]+) /.exec(line);
+    if (head) counted = line.endsWith(path) && (page === undefined || head[1] === page);
+    else if (counted && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
+  }
+  return kb;
+}

@@ -30,6 +30,7 @@ import {
   format1Page,
   ingested,
   refused,
+  residentKb,
   snapshotFor,
   tempDir,
   writeSnapshot,
@@ -608,16 +609,6 @@ describe("a snapshot mapped read-only under a read lease (D84)", () => {
 });
 
 describe("a file read through once leaves the resident set as it is read (D127)", () => {
-  /** KB of `path` resident in this process's mappings (/proc/self/smaps). */
-  const residentKb = (path: string) => {
-    let kb = 0;
-    let inFile = false;
-    for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
-      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(path);
-      else if (inFile && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
-    }
-    return kb;
-  };
   const digest = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
   test("dropResident: the pages read leave the resident set, and the sections read the same bytes after", async () => {
@@ -703,17 +694,24 @@ describe("a file read through once leaves the resident set as it is read (D127)"
       // than this whole snapshot's text), so the pages are dropped after every write here: the most resident at a
       // write is what one write read, where every text block read stayed resident to the end.
       snapshot.container.readFromFile = () => undefined;
+      const textBlocks = snapshot.container.sections.find((s) => s.name === "text.blocks.0")!;
       let most = 0;
       let chunks = 0;
       let collected = 0;
+      let full = 0;
       const lines = exportLines(snapshot, exportedRows(snapshot, 0).rows, undefined, {
         dropEveryChars: 1,
-        collect: () => collected++,
+        // A full collection after every third string or so (each about 256 K characters).
+        fullEveryChars: 600_000,
+        collect: (now = false) => {
+          collected++;
+          if (now) full++;
+        },
       });
       let strings = 0;
       for (const batch of lines) {
         strings++;
-        most = Math.max(most, residentKb(path));
+        most = Math.max(most, residentKb(path, textBlocks.offset));
         chunks += batch.split("\n").length - 1;
       }
       expect(chunks).toBe(snapshot.meta.indexedChunks);
@@ -723,6 +721,8 @@ describe("a file read through once leaves the resident set as it is read (D127)"
       expect(strings).toBeGreaterThan(2);
       expect(collected).toBeGreaterThanOrEqual(strings - 1);
       expect(collected).toBeLessThanOrEqual(strings);
+      expect(full).toBeGreaterThan(0);
+      expect(full).toBeLessThan(collected / 2);
     } finally {
       snapshot.container.letGo();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import {
   blockDecompressor,
@@ -10,22 +10,9 @@ import {
   TextWriter,
   zstdInUse,
 } from "../src/snapshot";
-import { EN_2016, ingested, tempDir } from "./helpers";
+import { EN_2016, ingested, residentKb, tempDir } from "./helpers";
 
 setDefaultTimeout(60_000);
-
-/** KB resident in this process's mappings of `path` that begin at the page holding `offset` (/proc/self/smaps). */
-function residentKb(path: string, offset: number): number {
-  const page = (offset - (offset % 4096)).toString(16).padStart(8, "0");
-  let kb = 0;
-  let inRange = false;
-  for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
-    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ ([0-9a-f]+) /.exec(line);
-    if (head) inRange = line.endsWith(path) && head[1] === page;
-    else if (inRange && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
-  }
-  return kb;
-}
 
 /** The EN_2016 dump's chunk texts in a text store: compressed with a dictionary learnt from them, or with none. */
 async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; texts: string[]; path: string }> {
@@ -149,6 +136,19 @@ describe("text blocks", () => {
     expect(read()).toBeDefined();
     container.letGo();
     expect(read()).toBeUndefined();
+  });
+
+  test("a file cut short since it was opened is an error saying so when a block is read by pread, not a crash (D207)", async () => {
+    const { path } = await storeOf(true);
+    const container = openContainer(path);
+    const blocks = container.sections.find((s) => s.name === "text.blocks.0")!;
+    container.section("text.blocks.0");
+    // Nothing is read through the mapping past the new end (that would be SIGBUS): only by pread.
+    truncateSync(path, blocks.offset + Math.floor(blocks.length / 2));
+    expect(() => container.readFromFile("text.blocks.0", blocks.length - 300, new Uint8Array(300))).toThrow(
+      /was cut short since it was opened/,
+    );
+    container.letGo();
   });
 
   test("a damaged block is an error naming it damaged, both ways, never wrong text", async () => {

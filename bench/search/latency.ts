@@ -242,6 +242,10 @@ function threadCpuClock(): () => number {
   const libc = dlopen("libc.so.6", { clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
   const timespec = new BigInt64Array(2);
   const at = ptr(timespec);
+  if (libc.symbols.clock_gettime(CLOCK_THREAD_CPUTIME_ID, at) !== 0) {
+    console.error("--thread-cpu: this system has no thread CPU clock (clock_gettime failed)");
+    process.exit(2);
+  }
   return () => {
     libc.symbols.clock_gettime(CLOCK_THREAD_CPUTIME_ID, at);
     return Number(timespec[0]) * 1e3 + Number(timespec[1]) / 1e6;

@@ -64,7 +64,7 @@ const FULL_COLLECTION_EVERY_CHARS = 1 << 30;
 
 /**
  * The export's lines, joined into strings of about WRITE_CHARS; `done` is told the chunks written so far. `collect` is
- * called after each string is written, told `true` every FULL_COLLECTION_EVERY_CHARS (collector(): the young garbage
+ * called after each string is written, told `true` every `fullEveryChars` (collector(): the young garbage
  * collected as it goes, and all of it now and then: D208), where left to itself the collector let the lines' strings
  * pile up (9.1 GB at 5M chunks).
  */
@@ -72,7 +72,7 @@ export function* exportLines(
   snapshot: Snapshot,
   rows: Iterable<number>,
   done: (chunks: number) => void = () => {},
-  { dropEveryChars = DROP_EVERY_CHARS, collect = collector(false) } = {},
+  { dropEveryChars = DROP_EVERY_CHARS, fullEveryChars = FULL_COLLECTION_EVERY_CHARS, collect = collector(false) } = {},
 ): Generator<string> {
   const resources = new Resources(snapshot.meta, new Attributions(snapshot.meta));
   let batch = "";
@@ -93,7 +93,7 @@ export function* exportLines(
       yield batch;
       batch = "";
       done(chunks);
-      const full = sinceCollected >= FULL_COLLECTION_EVERY_CHARS;
+      const full = sinceCollected >= fullEveryChars;
       collect(full);
       if (full) sinceCollected = 0;
       // The file is read through once: the pages read so far leave the resident set (D127), where every text block

@@ -361,7 +361,8 @@ export class Container {
    * mapping (D207): undefined where the section is not mapped by this container's own file descriptor (Bun.mmap's
    * mappings), once the file is let go, where the bytes lie outside the section, or once every page is in this
    * process's page tables (wholeMapped: a read through the mapping then costs no fault, and less than pread); the
-   * caller then reads the mapping.
+   * caller then reads the mapping. A file cut short since it was opened, or one the kernel cannot read, is a
+   * SnapshotError (FileMapping.readAt).
    */
   readFromFile(name: string, at: number, into: Uint8Array): Uint8Array | undefined {
     if (!this.file || this.stopped || this.wholeMapped) return undefined;

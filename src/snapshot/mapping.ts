@@ -192,12 +192,27 @@ export class FileMapping {
 
   /**
    * `into.byteLength` bytes of the file from `offset`, read by pread(2) into `into` (not mapped); undefined once the file
-   * is let go (its descriptor closed) or where the file ends before them. A read of pages this process has not mapped
-   * costs no page fault: about 20 µs less than a first read through the mapping on this project's machines (D207).
+   * is let go (its descriptor closed). A read of pages this process has not mapped costs no page fault: about 20 µs
+   * less than a first read through the mapping on this project's machines (D207). A file that ends before them was cut
+   * short since it was opened (the caller checked they lie within it), and a read the kernel fails: a SnapshotError
+   * saying so, where the same read through the mapping would have killed the process (SIGBUS).
    */
   readAt(offset: number, into: Uint8Array): Uint8Array | undefined {
     if (this.dropped) return undefined;
-    return readSync(this.fd, into, 0, into.byteLength, offset) === into.byteLength ? into : undefined;
+    let read: number;
+    try {
+      read = readSync(this.fd, into, 0, into.byteLength, offset);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new SnapshotError(
+        `${printableName(this.path)} cannot be read (${code}): check the disk, then start again.`,
+      );
+    }
+    if (read !== into.byteLength)
+      throw new SnapshotError(
+        `${printableName(this.path)} was cut short since it was opened (written over in place?): nothing more is read from it. Put a whole snapshot in its place by renaming a new file onto it.`,
+      );
+    return into;
   }
 
   /**
