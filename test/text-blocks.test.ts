@@ -138,6 +138,28 @@ describe("text blocks", () => {
     expect(read()).toBeUndefined();
   });
 
+  test("a block larger than the pread buffer and the cache's slots (one chunk of 64 KB) reads back whole, with blocks kept or none (D207)", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    // Real text, many chunks joined: compressed past the 16 KB a block is read into.
+    const long = texts.join(" ").slice(0, 64 * 1024);
+    const path = join(tempDir(), "long-chunk.tome");
+    const out = new ContainerWriter(path);
+    const writer = new TextWriter(out, false, null);
+    for (const t of [texts[0]!, long, texts[1]!]) writer.add(t);
+    writer.finish();
+    out.finish({});
+    const store = new TextStore(openContainer(path));
+    const big = store.blockFirst.findIndex(
+      (_f, b) => b < store.blockFirst.length - 1 && store.compressedBlock(b).byteLength > 16 * 1024,
+    );
+    expect(big).toBeGreaterThanOrEqual(0);
+    expect([store.chunk(0), store.chunk(1), store.chunk(2)]).toEqual([texts[0]!, long, texts[1]!]);
+    // None kept (as a copy reads): each block is evicted as soon as it is made, and read before that.
+    const none = new TextStore(openContainer(path), 0);
+    expect([none.chunk(0), none.chunk(1), none.chunk(2)]).toEqual([texts[0]!, long, texts[1]!]);
+  });
+
   test("a file cut short since it was opened is an error saying so when a block is read by pread, not a crash (D207)", async () => {
     const { path } = await storeOf(true);
     const container = openContainer(path);

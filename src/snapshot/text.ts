@@ -525,9 +525,11 @@ export class TextStore {
       const oldest = this.cache.keys().next().value!;
       const evicted = this.cache.get(oldest)!;
       this.cache.delete(oldest);
-      // Whether a block sits in a slot follows from its size. (With no block kept, the one just made is freed, read by its caller first.)
+      // Whether a block sits in a slot follows from its size. With no block kept, the one just made is evicted at
+      // once: its slot is freed, read by its caller first; one past SLOT_BYTES is left to the collector, not released
+      // (released, its caller read 0 bytes: "a text block is damaged").
       if (this.blockSize(oldest) <= SLOT_BYTES) this.freeSlots.push(new Uint8Array(evicted.buffer));
-      else release(evicted);
+      else if (oldest !== b) release(evicted);
     }
     return bytes;
   }
