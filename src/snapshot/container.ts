@@ -221,7 +221,7 @@ export class Container {
   private stopped: string | undefined;
   /** Set once every section has been read through the mapping and kept there (verify(), populate()): D207. */
   private wholeMapped = false;
-  /** The sections by name, made at the first readFromFile(). */
+  /** The sections by name (entryOf), made at the first lookup. */
   private entries: Map<string, SectionEntry> | undefined;
   constructor(
     readonly path: string,
@@ -238,14 +238,14 @@ export class Container {
   ) {}
 
   has(name: string): boolean {
-    return this.sections.some((s) => s.name === name);
+    return this.entryOf(name) !== undefined;
   }
 
   /** A section's bytes, mapped read-only from the file (not copied). */
   section(name: string): Uint8Array {
     let bytes = this.mapped.get(name);
     if (!bytes) {
-      const entry = this.sections.find((s) => s.name === name);
+      const entry = this.entryOf(name);
       if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
       if (this.stopped) throw new SnapshotError(this.stopped);
       if (this.file === undefined) {
@@ -342,7 +342,7 @@ export class Container {
 
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
   read(name: string): Uint8Array {
-    const entry = this.sections.find((s) => s.name === name);
+    const entry = this.entryOf(name);
     if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
     const bytes = new Uint8Array(entry.length);
     const fd = this.openAgain(() => openSync(this.path, "r"));
@@ -371,8 +371,13 @@ export class Container {
     return this.file.readAt(entry.offset + at, into);
   }
 
+  /** A section's entry in the table, by name. */
   private entryOf(name: string): SectionEntry | undefined {
-    this.entries ??= new Map(this.sections.map((s) => [s.name, s]));
+    if (!this.entries) {
+      // The first of a name, as a search of the table finds it.
+      this.entries = new Map();
+      for (const s of this.sections) if (!this.entries.has(s.name)) this.entries.set(s.name, s);
+    }
     return this.entries.get(name);
   }
 
