@@ -5,6 +5,7 @@
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one. The server itself is
  * mcp-serve.ts, loaded once the arguments are read.
  */
+import { restartWithAllocatorSettings } from "./allocator";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -27,4 +28,7 @@ export async function main(args: string[]): Promise<void> {
   await mainOf("mcp", async (config) => (await import("./mcp-serve")).serveMcp(config));
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

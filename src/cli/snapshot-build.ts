@@ -1,4 +1,5 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
+import { restartWithAllocatorSettings } from "./allocator";
 import { basename, dirname, join, resolve } from "node:path";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { totalmem } from "node:os";
@@ -384,7 +385,10 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}
 
 /**
  * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's

@@ -4,6 +4,7 @@
  * source and the attribution a reuser must show). Streamed: one page's chunks are in memory at
  * a time, and a slow reader (a pipe, the compressor) holds the loop back.
  */
+import { restartWithAllocatorSettings } from "./allocator";
 import { given, readArgs } from "./args";
 import { ArgumentError, mainAfterOptions, note } from "./main";
 import type { ExportArgs } from "./export-run";
@@ -82,4 +83,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

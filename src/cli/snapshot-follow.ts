@@ -1,4 +1,5 @@
 import { SNAPSHOT_EXTENSION } from "../files";
+import { restartWithAllocatorSettings } from "./allocator";
 import { WIKIMEDIA_INCR } from "../build-defaults";
 import { given, readOptions } from "./args";
 import { ArgumentError, mainAfterOptions } from "./main";
@@ -121,4 +122,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

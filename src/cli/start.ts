@@ -9,6 +9,7 @@
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
+import { restartWithAllocatorSettings } from "./allocator";
 import { type CommandIo, mainOf, PROCESS_IO } from "./main";
 import { NEW_KEY_COMMAND, settingsHelp, settingsReadBy, SNAPSHOT_DIR } from "./config";
 import { commandLine, inExecutable } from "../invocation";
@@ -44,4 +45,7 @@ export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

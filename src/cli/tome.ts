@@ -6,23 +6,33 @@
  */
 import { printableName } from "../printable";
 import { note } from "./main";
+import { restartWithAllocatorSettings } from "./allocator";
 
 interface Command {
   what: string;
+  /** A long command, run with the allocator's settings (D209). */
+  long?: boolean;
   load: () => Promise<{ main(args: string[]): Promise<void> }>;
 }
 
 const COMMANDS: Record<string, Command> = {
   start: {
+    long: true,
     what: "serve the API from the newest snapshot (builds one when there is none)",
     load: () => import("./start"),
   },
-  "snapshot:build": { what: "build a snapshot from one or more dumps", load: () => import("./snapshot-build") },
+  "snapshot:build": {
+    long: true,
+    what: "build a snapshot from one or more dumps",
+    load: () => import("./snapshot-build"),
+  },
   "snapshot:update": {
+    long: true,
     what: "apply an incremental dump or a newer full dump to a snapshot",
     load: () => import("./snapshot-update"),
   },
   "snapshot:follow": {
+    long: true,
     what: "keep a folder's snapshot current from Wikimedia's daily dumps",
     load: () => import("./snapshot-follow"),
   },
@@ -31,12 +41,13 @@ const COMMANDS: Record<string, Command> = {
     load: () => import("./snapshot-verify"),
   },
   "snapshot:export": {
+    long: true,
     what: "write a snapshot's chunks as JSON lines, for embedding",
     load: () => import("./snapshot-export"),
   },
   "snapshot:convert": { what: "turn a format-1 snapshot into format 2", load: () => import("./snapshot-convert") },
   keys: { what: "create, list, revoke and move API keys", load: () => import("./keys") },
-  mcp: { what: "the MCP server over stdio, on a local snapshot", load: () => import("./mcp") },
+  mcp: { long: true, what: "the MCP server over stdio, on a local snapshot", load: () => import("./mcp") },
 };
 
 const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
@@ -65,6 +76,7 @@ if (import.meta.main) {
     note(`tome: unknown command "${printableName(name)}".\n\n${HELP}`);
     process.exit(2);
   }
+  if (command.long) restartWithAllocatorSettings();
   // The command's main reads and applies the settings (mainOf), once: read here first, a setting refused was named
   // "tome:", and refused the command's --help, which bun run <command> answers whatever the settings.
   await (await command.load()).main(args);

@@ -1,0 +1,91 @@
+/** The long commands run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { ALLOCATOR_SETTINGS, wantsAllocatorSettings } from "../src/cli/allocator";
+import { EN_2006, ROOT, snapshotFor, startServer } from "./helpers";
+
+setDefaultTimeout(60_000);
+
+const linux = process.platform === "linux";
+
+/** The environment of this test's process without any of the settings (as a person's shell would have it). */
+function withoutSettings(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("MIMALLOC_")) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** A command run with mimalloc saying its options as it starts (MIMALLOC_VERBOSE): each start's values of `option`. */
+function optionAtEachStart(args: string[], env: Record<string, string>, option: string) {
+  const run = Bun.spawnSync(["bun", ...args], { cwd: ROOT, env: { ...env, MIMALLOC_VERBOSE: "1" } });
+  const said = [...run.stderr.toString().matchAll(new RegExp(`option '${option}': (-?\\d+)`, "g"))].map((m) => m[1]);
+  return { said, stdout: run.stdout.toString(), stderr: run.stderr.toString(), exitCode: run.exitCode };
+}
+
+test("the settings are wanted unless the environment names one of them", () => {
+  expect(wantsAllocatorSettings({})).toBe(true);
+  expect(wantsAllocatorSettings({ MIMALLOC_PURGE_HOLES: "1" })).toBe(false);
+  expect(wantsAllocatorSettings({ MIMALLOC_PURGE_DELAY: "100" })).toBe(false);
+  // An empty value is a value the person set.
+  expect(wantsAllocatorSettings({ MIMALLOC_PURGE_DELAY: "" })).toBe(false);
+});
+
+test.if(linux)(
+  "a build starts again with the allocator's settings, which its allocator then holds, and runs once",
+  () => {
+    const { said, stdout, exitCode } = optionAtEachStart(
+      [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+      withoutSettings(),
+      "purge_holes",
+    );
+    expect(exitCode).toBe(0);
+    // The first start with the allocator's default, the second with the setting: the command ran in the second only.
+    expect(said).toEqual(["1", ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES]);
+    expect(stdout.match(/^Usage:/gm)).toHaveLength(1);
+    const delay = optionAtEachStart(
+      [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+      withoutSettings(),
+      "purge_delay",
+    );
+    expect(delay.said.at(-1)).toBe(ALLOCATOR_SETTINGS.MIMALLOC_PURGE_DELAY);
+  },
+);
+
+test.if(linux)("a setting the person gives is kept, and the command is not started again", () => {
+  const { said } = optionAtEachStart(
+    [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+    withoutSettings({ MIMALLOC_PURGE_HOLES: "1" }),
+    "purge_delay",
+  );
+  expect(said).toEqual(["100"]);
+});
+
+test.if(linux)("the arguments survive the restart byte for byte, spaces and non-ASCII in a path", () => {
+  const missing = "/nonexistent/dumps/Zürich dump — 1.xml";
+  const { said, stderr, exitCode } = optionAtEachStart(
+    [join(ROOT, "src/cli/snapshot-build.ts"), "--dump", missing, "--out", "/nonexistent/out.tome"],
+    withoutSettings(),
+    "purge_holes",
+  );
+  expect(said).toHaveLength(2);
+  expect(exitCode).not.toBe(0);
+  expect(stderr).toContain(missing);
+  expect(stderr).not.toMatch(/\n\s+at /);
+});
+
+test.if(linux)("the server restarts in place: the process started is the one serving, with the settings", async () => {
+  const server = await startServer({
+    ...withoutSettings(),
+    TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2006] }),
+    TOME_SEARCH_WORKERS: "0",
+  });
+  try {
+    const environ = (await Bun.file(`/proc/${server.pid}/environ`).text()).split("\0");
+    for (const [name, value] of Object.entries(ALLOCATOR_SETTINGS)) expect(environ).toContain(`${name}=${value}`);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  } finally {
+    await server.stop();
+  }
+});
