@@ -1,6 +1,6 @@
 /** The long commands run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { ALLOCATOR_SETTINGS, wantsAllocatorSettings } from "../src/cli/allocator";
 import { EN_2006, ROOT, snapshotFor, startServer } from "./helpers";
 
@@ -84,6 +84,8 @@ test.if(linux)("the server restarts in place: the process started is the one ser
   try {
     const environ = (await Bun.file(`/proc/${server.pid}/environ`).text()).split("\0");
     for (const [name, value] of Object.entries(ALLOCATOR_SETTINGS)) expect(environ).toContain(`${name}=${value}`);
+    // Named as before the restart (ps, pgrep bun), not after the link it could have been restarted through.
+    expect((await Bun.file(`/proc/${server.pid}/comm`).text()).trim()).toBe(basename(process.execPath).slice(0, 15));
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   } finally {
     await server.stop();

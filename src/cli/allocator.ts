@@ -70,7 +70,8 @@ export function restartWithAllocatorSettings(): void {
     const { execve } = dlopen("libc.so.6", {
       execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     }).symbols;
-    const path = Buffer.from("/proc/self/exe\0");
+    // The executable by its own path, not /proc/self/exe, whose name the process would then bear (ps, pgrep bun).
+    const path = Buffer.from(`${process.execPath}\0`);
     execve(ptr(path), ptr(pointerArray(args)), ptr(pointerArray(environment)));
     // Only a failed execve returns: the command runs on with the allocator's defaults.
     void [path, args, environment];
