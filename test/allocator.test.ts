@@ -1,4 +1,4 @@
-/** The long commands run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
+/** The server, the MCP server and the export run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { basename, join } from "node:path";
 import { ALLOCATOR_SETTINGS, wantsAllocatorSettings } from "../src/cli/allocator";
@@ -33,10 +33,10 @@ test("the settings are wanted unless the environment names one of them", () => {
 });
 
 test.if(linux)(
-  "a build starts again with the allocator's settings, which its allocator then holds, and runs once",
+  "an export starts again with the allocator's settings, which its allocator then holds, and runs once",
   () => {
     const { said, stdout, exitCode } = optionAtEachStart(
-      [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+      [join(ROOT, "src/cli/snapshot-export.ts"), "--help"],
       withoutSettings(),
       "purge_holes",
     );
@@ -45,7 +45,7 @@ test.if(linux)(
     expect(said).toEqual(["1", ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES]);
     expect(stdout.match(/^Usage:/gm)).toHaveLength(1);
     const delay = optionAtEachStart(
-      [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+      [join(ROOT, "src/cli/snapshot-export.ts"), "--help"],
       withoutSettings(),
       "purge_delay",
     );
@@ -55,7 +55,7 @@ test.if(linux)(
 
 test.if(linux)("a setting the person gives is kept, and the command is not started again", () => {
   const { said } = optionAtEachStart(
-    [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+    [join(ROOT, "src/cli/snapshot-export.ts"), "--help"],
     withoutSettings({ MIMALLOC_PURGE_HOLES: "1" }),
     "purge_delay",
   );
@@ -63,9 +63,9 @@ test.if(linux)("a setting the person gives is kept, and the command is not start
 });
 
 test.if(linux)("the arguments survive the restart byte for byte, spaces and non-ASCII in a path", () => {
-  const missing = "/nonexistent/dumps/Zürich dump — 1.xml";
+  const missing = "/nonexistent/snapshots/Zürich snapshot — 1.tome";
   const { said, stderr, exitCode } = optionAtEachStart(
-    [join(ROOT, "src/cli/snapshot-build.ts"), "--dump", missing, "--out", "/nonexistent/out.tome"],
+    [join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", missing, "--out", "/nonexistent/out.jsonl"],
     withoutSettings(),
     "purge_holes",
   );
@@ -90,4 +90,13 @@ test.if(linux)("the server restarts in place: the process started is the one ser
   } finally {
     await server.stop();
   }
+});
+
+test.if(linux)("a build is not restarted: it keeps the allocator's defaults (its memory bound, D209)", () => {
+  const { said } = optionAtEachStart(
+    [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
+    withoutSettings(),
+    "purge_holes",
+  );
+  expect(said).toEqual(["1"]);
 });

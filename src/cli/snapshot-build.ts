@@ -1,5 +1,4 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
-import { restartWithAllocatorSettings } from "./allocator";
 import { basename, dirname, join, resolve } from "node:path";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { totalmem } from "node:os";
@@ -385,10 +384,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) {
-  restartWithAllocatorSettings();
-  await main(Bun.argv.slice(2));
-}
+if (import.meta.main) await main(Bun.argv.slice(2));
 
 /**
  * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's

@@ -1,5 +1,4 @@
 import { SNAPSHOT_EXTENSION } from "../files";
-import { restartWithAllocatorSettings } from "./allocator";
 import { WIKIMEDIA_INCR } from "../build-defaults";
 import { given, readOptions } from "./args";
 import { ArgumentError, mainAfterOptions } from "./main";
@@ -122,7 +121,4 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) {
-  restartWithAllocatorSettings();
-  await main(Bun.argv.slice(2));
-}
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -1,5 +1,4 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { restartWithAllocatorSettings } from "./allocator";
 import type { Deletions, UpdateReport } from "../build";
 import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 import { ArgumentError, mainAfterOptions, note } from "./main";
@@ -184,7 +183,4 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) {
-  restartWithAllocatorSettings();
-  await main(Bun.argv.slice(2));
-}
+if (import.meta.main) await main(Bun.argv.slice(2));
