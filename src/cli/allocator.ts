@@ -7,7 +7,8 @@
  * The builds keep the allocator's defaults: with these settings a build of many small pages peaked higher (D209).
  */
 import { dlopen, FFIType, ptr } from "bun:ffi";
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * By default Bun's mimalloc gives back to the kernel, each time a thread waits, the free runs inside pages still in use
@@ -20,9 +21,17 @@ export const ALLOCATOR_SETTINGS: Readonly<Record<string, string>> = {
   MIMALLOC_PURGE_DELAY: "10000",
 };
 
-/** Whether a restart would add the settings: not when the environment names one of them already. */
+/**
+ * The names mimalloc reads each setting by: it compares them without case, and still reads MIMALLOC_RESET_DELAY,
+ * purge_delay's old name.
+ */
+const NAMES_READ = new Set(
+  [...Object.keys(ALLOCATOR_SETTINGS), "MIMALLOC_RESET_DELAY"].map((name) => name.toUpperCase()),
+);
+
+/** Whether a restart would add the settings: not when the environment names one of them already, as mimalloc reads it. */
 export function wantsAllocatorSettings(env: Record<string, string | undefined>): boolean {
-  return !Object.keys(ALLOCATOR_SETTINGS).some((name) => env[name] !== undefined);
+  return !Object.keys(env).some((name) => env[name] !== undefined && NAMES_READ.has(name.toUpperCase()));
 }
 
 /** A /proc file of NUL-ended strings (cmdline, environ), each as its bytes with its NUL: exactly as the kernel holds them. */
@@ -48,10 +57,36 @@ function pointerArray(strings: Buffer[]): BigUint64Array {
 }
 
 /**
+ * The file to start again, as the process was started: its first argument when that is a path, or the first file of
+ * that name on its PATH that is this executable (so that `ps -C bun` and `pgrep -x bun` still name it as before: by
+ * process.execPath, a link's target, an npm-installed Bun would be renamed bun.exe), else this executable itself.
+ */
+function startedAs(first: string, path: string | undefined): string {
+  const self = realpathSync(process.execPath);
+  const candidates = first.includes("/") ? [first] : (path ?? "").split(":").map((dir) => join(dir || ".", first));
+  for (const candidate of candidates) {
+    try {
+      if (realpathSync(candidate) === self) return candidate;
+    } catch {}
+  }
+  return process.execPath;
+}
+
+function loadExecve() {
+  for (const name of ["libc.so.6", "libc.so"]) {
+    try {
+      return dlopen(name, { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } }).symbols
+        .execve;
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
  * Restarts this process with ALLOCATOR_SETTINGS added to its environment, unless its environment names one of them
- * already; returns only when it does not restart. Called first thing by a command's entry, never by a library or a
- * test. It reads the environment the process was started with (/proc/self/environ), as the allocator did, not
- * process.env (src/cli/config.ts reads Tome's settings).
+ * already; returns only when it does not restart (not on Linux, no libc to call, or execve refused). Called first
+ * thing by a command's entry, never by a library or a test. It reads the environment the process was started with
+ * (/proc/self/environ), which is what the allocator read, not process.env (src/cli/config.ts reads Tome's settings).
  */
 export function restartWithAllocatorSettings(): void {
   if (process.platform !== "linux") return;
@@ -60,21 +95,24 @@ export function restartWithAllocatorSettings(): void {
     // executable's own), as bytes: a path in them need not be UTF-8.
     const args = nulEnded("/proc/self/cmdline");
     const given = nulEnded("/proc/self/environ");
-    const named = Object.fromEntries(
-      given.map((bytes) => [bytes.toString("latin1", 0, Math.max(0, bytes.indexOf(61))), ""] as const),
-    );
+    const named: Record<string, string> = {};
+    for (const bytes of given) {
+      const equals = bytes.indexOf(61);
+      if (equals > 0) named[bytes.toString("utf8", 0, equals)] = bytes.toString("utf8", equals + 1, bytes.length - 1);
+    }
     if (!wantsAllocatorSettings(named)) return;
+    const execve = loadExecve();
+    if (!execve || args.length === 0) return;
     const environment = [
-      ...given,
       ...Object.entries(ALLOCATOR_SETTINGS).map(([name, value]) => Buffer.from(`${name}=${value}\0`)),
+      ...given,
     ];
-    const { execve } = dlopen("libc.so.6", {
-      execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
-    }).symbols;
-    // The executable by its own path, not /proc/self/exe, whose name the process would then bear (ps, pgrep bun).
-    const path = Buffer.from(`${process.execPath}\0`);
-    execve(ptr(path), ptr(pointerArray(args)), ptr(pointerArray(environment)));
+    const path = Buffer.from(`${startedAs(args[0]!.toString("utf8", 0, args[0]!.length - 1), named.PATH)}\0`);
+    // The tables are held here while execve reads them (a pointer taken of a typed array does not keep it alive).
+    const argv = pointerArray(args);
+    const envp = pointerArray(environment);
+    execve(path, argv, envp);
     // Only a failed execve returns: the command runs on with the allocator's defaults.
-    void [path, args, environment];
+    void [path, args, environment, argv, envp];
   } catch {}
 }
