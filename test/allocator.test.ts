@@ -113,3 +113,36 @@ test.if(linux)("the executable's commands are restarted as the scripts are: the 
   ]);
   expect(optionAtEachStart([tome, "snapshot:build", "--help"], withoutSettings(), "purge_holes").said).toEqual(["1"]);
 });
+
+test.if(linux)(
+  "what a client wrote to mcp's stdin before its restart is read after it: the message is answered",
+  async () => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...withoutSettings({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2006] }) }), MIMALLOC_VERBOSE: "1" },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      // Written at once, while the first start is still loading: it waits in the pipe the restart keeps.
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" })}\n`);
+      await proc.stdin.flush();
+      const reader = proc.stdout.getReader();
+      let out = "";
+      while (!out.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += new TextDecoder().decode(value);
+      }
+      expect(JSON.parse(out.split("\n")[0]!)).toEqual({ jsonrpc: "2.0", id: 7, result: {} });
+    } finally {
+      proc.kill();
+    }
+    const starts = (await new Response(proc.stderr).text()).match(/option 'purge_holes': \d/g);
+    expect(starts).toEqual([
+      "option 'purge_holes': 1",
+      `option 'purge_holes': ${ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES}`,
+    ]);
+  },
+);
