@@ -29,6 +29,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "build-defaults.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
   "scheduling.ts": [],
+  /** A system library through Bun's FFI (libc, libzstd): the first of its names that loads. */
+  "native.ts": [],
   /** What each plan allows, which the key tool's --help states without loading access. */
   "plans.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
@@ -44,7 +46,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "scheduling.ts",
     "build-defaults.ts",
   ],
-  snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
+  snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts", "native.ts"],
   /** The default time a search may work (request-time.ts), which the settings say without loading search. */
   search: [
     "errors.ts",
@@ -101,6 +103,8 @@ const MAY_IMPORT: Record<string, string[]> = {
     "scheduling.ts",
     "build-defaults.ts",
     "plans.ts",
+    // The allocator's restart calls execve (D209).
+    "native.ts",
   ],
 };
 

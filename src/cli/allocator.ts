@@ -6,9 +6,10 @@
  * own choice, or the restart done. Elsewhere than Linux, or where the restart fails, the command runs on as it is.
  * The builds keep the allocator's defaults: with these settings a build of many small pages peaked higher (D209).
  */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { FFIType, ptr } from "bun:ffi";
 import { readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { firstLibrary, LIBC } from "../native";
 
 /**
  * By default Bun's mimalloc gives back to the kernel, each time a thread waits, the free runs inside pages still in use
@@ -72,16 +73,6 @@ function startedAs(first: string, path: string | undefined): string {
   return process.execPath;
 }
 
-function loadExecve() {
-  for (const name of ["libc.so.6", "libc.so"]) {
-    try {
-      return dlopen(name, { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } }).symbols
-        .execve;
-    } catch {}
-  }
-  return undefined;
-}
-
 /**
  * Restarts this process with ALLOCATOR_SETTINGS added to its environment, unless its environment names one of them
  * already; returns only when it does not restart (not on Linux, no libc to call, or execve refused). Called first
@@ -101,7 +92,9 @@ export function restartWithAllocatorSettings(): void {
       if (equals > 0) named[bytes.toString("utf8", 0, equals)] = bytes.toString("utf8", equals + 1, bytes.length - 1);
     }
     if (!wantsAllocatorSettings(named)) return;
-    const execve = loadExecve();
+    const execve = firstLibrary(LIBC, {
+      execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    })?.execve;
     if (!execve || args.length === 0) return;
     const environment = [
       ...Object.entries(ALLOCATOR_SETTINGS).map(([name, value]) => Buffer.from(`${name}=${value}\0`)),

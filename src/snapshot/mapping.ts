@@ -13,7 +13,8 @@
  * a page past the end of a file cut short: the SIGBUS that no handler can catch (D56). A mapping
  * is unmapped when its buffer is collected (munmap is the buffer's deallocator).
  */
-import { dlopen, FFIType, type Pointer, ptr, read, toArrayBuffer } from "bun:ffi";
+import { FFIType, type Pointer, ptr, read, toArrayBuffer } from "bun:ffi";
+import { firstLibrary, LIBC } from "../native";
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { constants } from "node:os";
 import { printableName } from "../printable";
@@ -41,22 +42,17 @@ const LEASE_SIGNAL = "SIGURG";
 
 function loadLibc() {
   if (process.platform !== "linux") return undefined;
-  for (const name of ["libc.so.6", "libc.so"]) {
-    try {
-      return dlopen(name, {
-        mmap: {
-          args: [FFIType.u64, FFIType.u64, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64],
-          returns: FFIType.i64_fast,
-        },
-        munmap: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.i32 },
-        madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
-        fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
-        posix_fadvise: { args: [FFIType.i32, FFIType.i64, FFIType.i64, FFIType.i32], returns: FFIType.i32 },
-        __errno_location: { args: [], returns: FFIType.ptr },
-      }).symbols;
-    } catch {}
-  }
-  return undefined;
+  return firstLibrary(LIBC, {
+    mmap: {
+      args: [FFIType.u64, FFIType.u64, FFIType.i32, FFIType.i32, FFIType.i32, FFIType.i64],
+      returns: FFIType.i64_fast,
+    },
+    munmap: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.i32 },
+    madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
+    fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
+    posix_fadvise: { args: [FFIType.i32, FFIType.i64, FFIType.i64, FFIType.i32], returns: FFIType.i32 },
+    __errno_location: { args: [], returns: FFIType.ptr },
+  });
 }
 
 type Libc = NonNullable<ReturnType<typeof loadLibc>>;

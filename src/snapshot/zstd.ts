@@ -5,7 +5,8 @@
  * 42.4 µs a block of 8.8 KB against 18.2 here at 5M chunks, each into a reused buffer
  * (bench/search/text-blocks.ts), and a search there decompresses about 9 blocks. Where libzstd cannot be loaded, node:zlib does the work.
  */
-import { dlopen, FFIType, type Pointer } from "bun:ffi";
+import { FFIType, type Pointer } from "bun:ffi";
+import { firstLibrary } from "../native";
 import { zstdDecompressSync } from "node:zlib";
 import { SnapshotError } from "./format";
 
@@ -23,32 +24,27 @@ export type BlockDecompressor = (block: Uint8Array, size: number, into?: Uint8Ar
 const LIBRARIES = ["libzstd.so.1", "libzstd.so", "libzstd.1.dylib", "libzstd.dylib"];
 
 function loadZstd() {
-  for (const name of LIBRARIES) {
-    try {
-      return dlopen(name, {
-        ZSTD_createDCtx: { args: [], returns: FFIType.ptr },
-        ZSTD_freeDCtx: { args: [FFIType.ptr], returns: FFIType.u64_fast },
-        ZSTD_createDDict: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.ptr },
-        ZSTD_freeDDict: { args: [FFIType.ptr], returns: FFIType.u64_fast },
-        ZSTD_decompress_usingDDict: {
-          args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr],
-          returns: FFIType.u64_fast,
-        },
-        ZSTD_createCCtx: { args: [], returns: FFIType.ptr },
-        ZSTD_freeCCtx: { args: [FFIType.ptr], returns: FFIType.u64_fast },
-        ZSTD_createCDict: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.ptr },
-        ZSTD_freeCDict: { args: [FFIType.ptr], returns: FFIType.u64_fast },
-        ZSTD_compressBound: { args: [FFIType.u64], returns: FFIType.u64_fast },
-        ZSTD_compress_usingCDict: {
-          args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr],
-          returns: FFIType.u64_fast,
-        },
-        ZSTD_isError: { args: [FFIType.u64], returns: FFIType.u32 },
-        ZSTD_getErrorName: { args: [FFIType.u64], returns: FFIType.cstring },
-      }).symbols;
-    } catch {}
-  }
-  return undefined;
+  return firstLibrary(LIBRARIES, {
+    ZSTD_createDCtx: { args: [], returns: FFIType.ptr },
+    ZSTD_freeDCtx: { args: [FFIType.ptr], returns: FFIType.u64_fast },
+    ZSTD_createDDict: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.ptr },
+    ZSTD_freeDDict: { args: [FFIType.ptr], returns: FFIType.u64_fast },
+    ZSTD_decompress_usingDDict: {
+      args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr],
+      returns: FFIType.u64_fast,
+    },
+    ZSTD_createCCtx: { args: [], returns: FFIType.ptr },
+    ZSTD_freeCCtx: { args: [FFIType.ptr], returns: FFIType.u64_fast },
+    ZSTD_createCDict: { args: [FFIType.ptr, FFIType.u64, FFIType.i32], returns: FFIType.ptr },
+    ZSTD_freeCDict: { args: [FFIType.ptr], returns: FFIType.u64_fast },
+    ZSTD_compressBound: { args: [FFIType.u64], returns: FFIType.u64_fast },
+    ZSTD_compress_usingCDict: {
+      args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr],
+      returns: FFIType.u64_fast,
+    },
+    ZSTD_isError: { args: [FFIType.u64], returns: FFIType.u32 },
+    ZSTD_getErrorName: { args: [FFIType.u64], returns: FFIType.cstring },
+  });
 }
 
 type Zstd = NonNullable<ReturnType<typeof loadZstd>>;
