@@ -11,7 +11,7 @@ import {
 } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
 import { tempDir } from "./helpers";
-import { Growable, StringFile } from "../src/columns";
+import { Growable, grownLength, StringFile } from "../src/columns";
 import { existsSync, statSync } from "node:fs";
 import { EN_2016, ingested } from "./helpers";
 
@@ -38,6 +38,23 @@ describe("columns trimmed", () => {
     empty.trim();
     empty.push(1.5);
     expect(Array.from(empty.view())).toEqual([1.5]);
+  });
+});
+
+describe("columns grown", () => {
+  test("a column doubles while small, then grows by half: past a million values it holds at most half again its values", () => {
+    expect(grownLength(0)).toBe(16);
+    expect(grownLength(1024)).toBe(2048);
+    expect(grownLength(1 << 20)).toBe(3 << 19);
+    const column = new Growable(Uint32Array);
+    const count = (1 << 21) + 1;
+    for (let i = 0; i < count; i++) column.push(i);
+    const room = column.view().buffer.byteLength / 4;
+    expect(room).toBeGreaterThanOrEqual(count);
+    expect(room).toBeLessThanOrEqual(count * 1.5);
+    expect(column.get(0)).toBe(0);
+    expect(column.get(count - 1)).toBe(count - 1);
+    expect(column.get(1 << 20)).toBe(1 << 20);
   });
 });
 
