@@ -8,6 +8,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Packr } from "msgpackr";
 import { writeIngested, type BuildReport } from "../src/build";
+import { ALLOCATOR_SETTINGS, wantsAllocatorSettings } from "../src/cli/allocator";
 import { sharedData, sharedDumps } from "../src/cli/shared-data";
 import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } from "../src/ingest";
 import { readExport } from "../src/ingest/mediawiki";
@@ -162,10 +163,12 @@ export function launch(
 
 /**
  * A benchmark script run again in a fresh process with `args` (its child mode): the JSON its last line of stdout
- * holds. Its stderr is this process's.
+ * holds. Its stderr is this process's. The build's benches run their children with the allocator settings a build
+ * runs with (D209), unless this process's environment names one of them (MIMALLOC_PURGE_HOLES=1: the defaults).
  */
 export async function inChild<T>(script: string, args: string[]): Promise<T> {
-  const proc = Bun.spawn(["bun", script, ...args], { stdout: "pipe", stderr: "inherit" });
+  const env = wantsAllocatorSettings(process.env) ? { ...process.env, ...ALLOCATOR_SETTINGS } : process.env;
+  const proc = Bun.spawn(["bun", script, ...args], { stdout: "pipe", stderr: "inherit", env });
   const text = await new Response(proc.stdout).text();
   if ((await proc.exited) !== 0) throw new Error(`benchmark child failed: ${args.join(" ")}`);
   return JSON.parse(text.trim().split("\n").pop()!) as T;

@@ -1,4 +1,4 @@
-/** The server, the MCP server and the export run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
+/** The server, the MCP server, the export and the builds run with the allocator's settings (D209): restarted in place with them, unless told otherwise. */
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { ALLOCATOR_SETTINGS, wantsAllocatorSettings } from "../src/cli/allocator";
@@ -96,22 +96,27 @@ test.if(linux)("the server restarts in place: the process started is the one ser
   }
 });
 
-test.if(linux)("a build is not restarted: it keeps the allocator's defaults (its memory bound, D209)", () => {
-  const { said } = optionAtEachStart(
-    [join(ROOT, "src/cli/snapshot-build.ts"), "--help"],
-    withoutSettings(),
-    "purge_holes",
-  );
-  expect(said).toEqual(["1"]);
+test.if(linux)("the builds are restarted with the settings too: build, update and follow (D209)", () => {
+  for (const script of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"]) {
+    const { said, stdout } = optionAtEachStart(
+      [join(ROOT, "src/cli", script), "--help"],
+      withoutSettings(),
+      "purge_holes",
+    );
+    expect(said).toEqual(["1", ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES]);
+    expect(stdout.match(/^Usage:/gm)).toHaveLength(1);
+  }
 });
 
-test.if(linux)("the executable's commands are restarted as the scripts are: the export, not the build", () => {
+test.if(linux)("the executable's commands are restarted as the scripts are: the long ones, not the short", () => {
   const tome = join(ROOT, "src/cli/tome.ts");
-  expect(optionAtEachStart([tome, "snapshot:export", "--help"], withoutSettings(), "purge_holes").said).toEqual([
-    "1",
-    ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES,
-  ]);
-  expect(optionAtEachStart([tome, "snapshot:build", "--help"], withoutSettings(), "purge_holes").said).toEqual(["1"]);
+  for (const command of ["snapshot:export", "snapshot:build"]) {
+    expect(optionAtEachStart([tome, command, "--help"], withoutSettings(), "purge_holes").said).toEqual([
+      "1",
+      ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES,
+    ]);
+  }
+  expect(optionAtEachStart([tome, "snapshot:verify", "--help"], withoutSettings(), "purge_holes").said).toEqual(["1"]);
 });
 
 test.if(linux)(

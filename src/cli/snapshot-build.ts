@@ -9,6 +9,7 @@ import { MAX_BUILD_WORKERS } from "../scheduling";
 import type { SnapshotMeta } from "../snapshot";
 import { given, readOptions } from "./args";
 import { ArgumentError, mainAfterOptions } from "./main";
+import { restartWithAllocatorSettings } from "./allocator";
 import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
 import {
@@ -384,7 +385,10 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}
 
 /**
  * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's

@@ -2,6 +2,7 @@ import { SNAPSHOT_EXTENSION } from "../files";
 import { WIKIMEDIA_INCR } from "../build-defaults";
 import { given, readOptions } from "./args";
 import { ArgumentError, mainAfterOptions } from "./main";
+import { restartWithAllocatorSettings } from "./allocator";
 import type { FollowArgs } from "./follow-run";
 import { bytesOf, positiveInt, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
@@ -121,4 +122,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

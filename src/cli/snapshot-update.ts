@@ -2,6 +2,7 @@
 import type { Deletions, UpdateReport } from "../build";
 import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 import { ArgumentError, mainAfterOptions, note } from "./main";
+import { restartWithAllocatorSettings } from "./allocator";
 import { readOptions } from "./args";
 import { checkOut } from "./out";
 import {
@@ -183,4 +184,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(Bun.argv.slice(2));
+if (import.meta.main) {
+  restartWithAllocatorSettings();
+  await main(Bun.argv.slice(2));
+}

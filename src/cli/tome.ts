@@ -10,7 +10,7 @@ import { restartWithAllocatorSettings } from "./allocator";
 
 interface Command {
   what: string;
-  /** A long-running command whose threads wait between requests or writes: run with the allocator's settings (D209). */
+  /** A long-running command whose threads wait between requests, messages or writes: run with the allocator's settings (D209). */
   long?: boolean;
   load: () => Promise<{ main(args: string[]): Promise<void> }>;
 }
@@ -21,12 +21,18 @@ const COMMANDS: Record<string, Command> = {
     what: "serve the API from the newest snapshot (builds one when there is none)",
     load: () => import("./start"),
   },
-  "snapshot:build": { what: "build a snapshot from one or more dumps", load: () => import("./snapshot-build") },
+  "snapshot:build": {
+    long: true,
+    what: "build a snapshot from one or more dumps",
+    load: () => import("./snapshot-build"),
+  },
   "snapshot:update": {
+    long: true,
     what: "apply an incremental dump or a newer full dump to a snapshot",
     load: () => import("./snapshot-update"),
   },
   "snapshot:follow": {
+    long: true,
     what: "keep a folder's snapshot current from Wikimedia's daily dumps",
     load: () => import("./snapshot-follow"),
   },
