@@ -110,7 +110,7 @@ test.if(linux)("the builds are restarted with the settings too: build, update an
 
 test.if(linux)("the executable's commands are restarted as the scripts are: the long ones, not the short", () => {
   const tome = join(ROOT, "src/cli/tome.ts");
-  for (const command of ["snapshot:export", "snapshot:build"]) {
+  for (const command of ["snapshot:export", "snapshot:build", "snapshot:update", "snapshot:follow"]) {
     expect(optionAtEachStart([tome, command, "--help"], withoutSettings(), "purge_holes").said).toEqual([
       "1",
       ALLOCATOR_SETTINGS.MIMALLOC_PURGE_HOLES,

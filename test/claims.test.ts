@@ -7,6 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { ClaimTable } from "../src/ingest/claim-table";
 import { claimFor, newer, titleHolders } from "../src/ingest/claims";
+import { toUnix } from "../src/ingest/article";
 import { EN_2006, EN_2006_TRUNCATED, EN_2016, pagesOf, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -61,4 +62,27 @@ describe("claims", () => {
     }
     for (const h of whole.holders) expect({ tsUnix: h.tsUnix, revId: h.revId }).toEqual(newest.get(h.title)!);
   });
+});
+
+test("a time past 2106 is kept as the last second a u32 holds: the same revision read again is not newer than its claim", () => {
+  expect(toUnix("9999-12-31T23:59:59Z")).toBe(0xffffffff);
+  expect(toUnix("2001-01-15T12:00:00Z")).toBe(979560000);
+  const table = new ClaimTable(tempDir());
+  try {
+    const page = {
+      pageId: 7,
+      ns: 0,
+      title: "Far",
+      revId: 3,
+      timestamp: "9999-12-31T23:59:59Z",
+      redirect: undefined,
+      text: "",
+    };
+    table.set(page.pageId, claimFor(page));
+    const row = table.rowOf(page.pageId);
+    expect(newer(claimFor(page), table.version(row))).toBe(false);
+    expect(newer(claimFor({ ...page, revId: 4 }), table.version(row))).toBe(true);
+  } finally {
+    table.close();
+  }
 });

@@ -57,8 +57,12 @@ function revisionTime(timestamp: string): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 0;
 }
 
+/**
+ * A revision's time in Unix seconds, as every table keeps it (u32, as the redirects' section): one past 2106-02-07
+ * (only a damaged dump's) is that last second, so that a claim, its table's row and its article agree on it.
+ */
 export function toUnix(timestamp: string): number {
-  return Math.floor(revisionTime(timestamp) / 1000);
+  return Math.min(Math.floor(revisionTime(timestamp) / 1000), 0xffffffff);
 }
 
 function toIsoUtc(timestamp: string): string {
