@@ -188,6 +188,8 @@ export class SnapshotBuild {
    * article at its end.
    */
   writeIndexes(redirects: RedirectList, about: BuildAbout, redirectIds?: RedirectIds): IndexedCounts {
+    // The ingest's garbage (its claims' resolution, the kept pages' sort) goes before the page table's rows are merged.
+    Bun.gc(true);
     logMemory("ingest: done");
     const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectIds);
     // The page table's garbage (its rows merged, the redirects packed) goes before the text index's merge allocates.
