@@ -1,6 +1,6 @@
 /**
- * The allocator settings the long commands run with (D209): the server, the MCP server, the export and the builds. Bun's allocator (its mimalloc)
- * reads its MIMALLOC_* settings from the environment once, as the process starts, before any JavaScript runs; so a
+ * The allocator settings the long commands run with (D209): the server, the MCP server, the export and the builds.
+ * Bun's allocator (its mimalloc) reads its MIMALLOC_* settings from the environment once, as the process starts, before any JavaScript runs; so a
  * command that wants them restarts itself in place with them added (execve(2): the same process id, descriptors and
  * arguments, before it has read or written anything), unless the environment names one of them already: the person's
  * own choice, or the restart done. Elsewhere than Linux, or where the restart fails, the command runs on as it is.
@@ -14,7 +14,8 @@ import { firstLibrary, LIBC } from "../native";
  * By default Bun's mimalloc gives back to the kernel, each time a thread waits, the free runs inside pages still in use
  * (purge_holes), and whole free pages 100 ms after they empty (purge_delay): a parsing worker or a search worker waits
  * between every two messages, and each page given back costs a fault to take again (about 20 µs on a virtual machine
- * such as this project's). Off, and after 10 s: a pooled search and a build's parsing used about a fifth less CPU (D209).
+ * such as this project's). Off, and after 10 s: a pooled search and a build's parsing used about a fifth less CPU
+ * (D209).
  */
 export const ALLOCATOR_SETTINGS: Readonly<Record<string, string>> = {
   MIMALLOC_PURGE_HOLES: "0",

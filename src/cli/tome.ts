@@ -10,7 +10,7 @@ import { restartWithAllocatorSettings } from "./allocator";
 
 interface Command {
   what: string;
-  /** A long-running command whose threads wait between requests, messages or writes: run with the allocator's settings (D209). */
+  /** A long-running command whose threads wait between requests, messages or writes: the allocator's settings (D209). */
   long?: boolean;
   load: () => Promise<{ main(args: string[]): Promise<void> }>;
 }

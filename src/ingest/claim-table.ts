@@ -46,7 +46,7 @@ const REDIRECT = 1;
 
 export class ClaimTable {
   private ids = new Growable(Uint32Array);
-  /** The claim's revision (id, Unix seconds) as kept: storedRevision's u32, 8 bytes a row rather than 16. */
+  /** The claim's revision (id, Unix seconds), u32: claimFor's ids are checked to fit and toUnix's times clamp to it. */
   private revs = new Growable(Uint32Array);
   private times = new Growable(Uint32Array);
   private kinds = new Growable(Uint8Array);
@@ -91,14 +91,14 @@ export class ClaimTable {
     if (row < 0) {
       row = this.ids.length;
       this.ids.push(pageId);
-      this.revs.push(storedRevision(claim.revId));
-      this.times.push(storedRevision(claim.tsUnix));
+      this.revs.push(claim.revId);
+      this.times.push(claim.tsUnix);
       this.kinds.push(claim.kind === "article" ? ARTICLE : REDIRECT);
       this.converted.push(0);
       this.index(pageId, row);
     } else {
-      this.revs.set(row, storedRevision(claim.revId));
-      this.times.set(row, storedRevision(claim.tsUnix));
+      this.revs.set(row, claim.revId);
+      this.times.set(row, claim.tsUnix);
       this.kinds.set(row, claim.kind === "article" ? ARTICLE : REDIRECT);
       this.converted.set(row, 0);
     }

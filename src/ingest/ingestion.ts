@@ -176,7 +176,7 @@ class Ingestion {
       redirectList.close();
       throw err;
     }
-    // The claims' columns, let go once read, go before the trim copies the redirects' columns.
+    // The holders' sort (its records, the kept pages' growth) goes before the trim copies the redirects' columns.
     Bun.gc(true);
     redirectList.trim();
     const ids = keptIds.view();
